@@ -1,0 +1,1 @@
+/* placeholder, replaced next */ int sc_placeholder;
