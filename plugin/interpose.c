@@ -1,1 +1,228 @@
-/* placeholder, replaced next */ int sc_placeholder;
+/* The PMPI interposition layer: MPI_Init, MPI_Init_thread, MPI_Finalize,
+ * MPI_Allreduce and MPI_Pcontrol.  The only calls made from here on are
+ * PMPI_ ones, so nothing re-enters the library. */
+#include "config.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "runtime.h"
+#include "comm_state.h"
+#include "eligibility.h"
+#include "mode_hier.h"
+#include "report.h"
+
+sc_runtime sc_rt;
+
+void sc_notice(int which, int all_ranks, const char *fmt, ...)
+{
+    if (which >= 0 && which < (int)(sizeof sc_rt.said / sizeof sc_rt.said[0])) {
+        if (sc_rt.said[which]) return;
+        sc_rt.said[which] = 1;
+    }
+    if (!all_ranks && sc_rt.world_rank != 0) return;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s\n", line);
+}
+
+static int policy_wants_threads(const sc_policy *p)
+{
+    return p->mode == SC_MODE_AUTO || p->mode == SC_MODE_QUORUM || p->mode == SC_MODE_GROUPS;
+}
+
+static void count_hosts(void)
+{
+    MPI_Comm node;
+    sc_rt.nhosts = 1;
+    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return;
+    int node_rank, leaders = 0;
+    PMPI_Comm_rank(node, &node_rank);
+    int one = node_rank == 0;
+    if (PMPI_Allreduce(&one, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS) sc_rt.nhosts = leaders;
+    PMPI_Comm_free(&node);
+}
+
+/* All ranks must hold the same policy; compare a hash of it. */
+static void check_policy_agreement(void)
+{
+    unsigned long long h = sc_policy_hash(&sc_rt.policy), v[2] = {h, ~h}, r[2];
+    if (PMPI_Allreduce(v, r, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) return;
+    if (r[0] != ~r[1]) {
+        if (sc_rt.world_rank == 0)
+            fprintf(stderr, "starcoll: ranks disagree on the policy (STARCOLL_* differ between ranks); using sync everywhere\n");
+        sc_rt.policy.mode = SC_MODE_SYNC;
+        sc_rt.policy.inject.enabled = 0;
+    }
+}
+
+/* After PMPI_Init succeeded: learn the world, report bad policy values,
+ * agree on the policy. */
+static void startup(void)
+{
+    sc_rt.init_thread = pthread_self();
+    PMPI_Comm_rank(MPI_COMM_WORLD, &sc_rt.world_rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &sc_rt.world_size);
+    sc_rt.t_init = PMPI_Wtime();
+    if (sc_rt.world_rank == 0 && sc_rt.policy_msgs[0]) fputs(sc_rt.policy_msgs, stderr);
+    if (sc_comm_keyval_init() != MPI_SUCCESS) {
+        sc_notice(SC_SAY_COMM_STATE, 0, "starcoll: cannot create an attribute keyval; every call passes through");
+        return;
+    }
+    count_hosts();
+    check_policy_agreement();
+    if (policy_wants_threads(&sc_rt.policy) && sc_rt.thread_provided < MPI_THREAD_MULTIPLE &&
+        sc_rt.policy.mode != SC_MODE_AUTO) {
+        sc_notice(SC_SAY_THREAD, 0, "starcoll: the MPI library gave thread level %d, tolerant modes need MPI_THREAD_MULTIPLE; using sync",
+                  sc_rt.thread_provided);
+        sc_rt.policy.mode = SC_MODE_SYNC;
+    }
+    sc_rt.active = 1;
+    sc_comm_get(MPI_COMM_WORLD);   /* world is report row 0 */
+    if (sc_rt.policy.verbose >= 1 && sc_rt.world_rank == 0) {
+        char d[512];
+        sc_policy_describe(&sc_rt.policy, d, sizeof d);
+        fprintf(stderr, "starcoll: %s on %d ranks, %d host(s): %s\n", PACKAGE_VERSION, sc_rt.world_size, sc_rt.nhosts, d);
+    }
+}
+
+static void parse_policy(void)
+{
+    memset(&sc_rt, 0, sizeof sc_rt);
+    sc_policy_parse(&sc_rt.policy, NULL, sc_rt.policy_msgs, sizeof sc_rt.policy_msgs);
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+    parse_policy();
+    int rc;
+    if (policy_wants_threads(&sc_rt.policy))
+        rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &sc_rt.thread_provided);
+    else {
+        rc = PMPI_Init(argc, argv);
+        sc_rt.thread_provided = MPI_THREAD_SINGLE;
+    }
+    if (rc == MPI_SUCCESS) startup();
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    parse_policy();
+    int ask = required;
+    if (policy_wants_threads(&sc_rt.policy) && ask < MPI_THREAD_MULTIPLE) ask = MPI_THREAD_MULTIPLE;
+    int rc = PMPI_Init_thread(argc, argv, ask, provided);
+    if (rc == MPI_SUCCESS) {
+        sc_rt.thread_provided = *provided;
+        startup();
+    }
+    return rc;
+}
+
+int MPI_Finalize(void)
+{
+    if (sc_rt.active) {
+        sc_report_write();
+        sc_comm_finalize();
+        sc_rt.active = 0;
+    }
+    return PMPI_Finalize();
+}
+
+int MPI_Pcontrol(const int level, ...)
+{
+    if (level == 0) sc_rt.pcontrol_exact = 1;
+    else if (level == 1) sc_rt.pcontrol_exact = 0;
+    /* level 2 (flush) matters to the tolerant modes only: sync and hier
+     * never hold anything back. */
+    return MPI_SUCCESS;
+}
+
+/* MPI_FLOAT and MPI_DOUBLE, and their Fortran twins (REAL, DOUBLE
+ * PRECISION, REAL4, REAL8) where they have the same size. */
+static sc_dkind datatype_kind(MPI_Datatype dt)
+{
+    if (dt == MPI_FLOAT) return SC_DK_FLOAT;
+    if (dt == MPI_DOUBLE) return SC_DK_DOUBLE;
+    if (dt == MPI_REAL || dt == MPI_DOUBLE_PRECISION || dt == MPI_REAL4 || dt == MPI_REAL8) {
+        int size = 0;
+        if (PMPI_Type_size(dt, &size) != MPI_SUCCESS) return SC_DK_OTHER;
+        return size == (int)sizeof(float) ? SC_DK_FLOAT : size == (int)sizeof(double) ? SC_DK_DOUBLE : SC_DK_OTHER;
+    }
+    return SC_DK_OTHER;
+}
+
+static void sleep_s(double s)
+{
+    if (s <= 0) return;
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0) {}
+}
+
+/* The mode this call runs in, before the tolerant modes and the selector exist. */
+static sc_mode effective_mode(void)
+{
+    if (sc_rt.pcontrol_exact) return SC_MODE_SYNC;
+    switch (sc_rt.policy.mode) {
+    case SC_MODE_HIER: return SC_MODE_HIER;
+    case SC_MODE_QUORUM:
+    case SC_MODE_GROUPS:
+        sc_notice(SC_SAY_TOLERANT_TODO, 0, "starcoll: mode %s is not available in this build yet; using sync",
+                  sc_mode_name(sc_rt.policy.mode));
+        return SC_MODE_SYNC;
+    default: return SC_MODE_SYNC;
+    }
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    if (!sc_rt.active) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    sc_comm *cs = sc_comm_get(comm);
+    if (!cs) {
+        sc_notice(SC_SAY_COMM_STATE, 0, "starcoll: cannot attach state to a communicator; its calls pass through");
+        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    }
+    sc_call_shape shape = {
+        .op_is_sum = op == MPI_SUM,
+        .dkind = datatype_kind(datatype),
+        .is_inter = cs->is_inter,
+        .comm_size = cs->size,
+        .count = count,
+        .aliased = sendbuf == recvbuf && sendbuf != MPI_IN_PLACE,
+        .foreign_thread = !pthread_equal(pthread_self(), sc_rt.init_thread),
+    };
+    sc_elig e = sc_eligibility(&shape, sc_rt.policy.min_bytes);
+    if (e == SC_ELIG_THREAD)
+        sc_notice(SC_SAY_THREAD, 1, "starcoll: MPI_Allreduce called from a thread other than MPI_Init's; such calls pass through unchanged");
+    double t0 = PMPI_Wtime();
+    int rc;
+    if (e != SC_ELIG_OK) {
+        rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+        double dt = PMPI_Wtime() - t0;
+        cs->row->passthrough += 1;
+        cs->row->time_in += dt;
+        return rc;
+    }
+    /* Injected straggling stands for compute: it happens before the call
+     * and is not counted as time inside the library. */
+    if (sc_rt.policy.inject.enabled) {
+        sleep_s(sc_inject_delay(&sc_rt.policy.inject, cs->rank, cs->size, cs->eligible_calls));
+        t0 = PMPI_Wtime();
+    }
+    cs->eligible_calls++;
+    sc_mode mode = effective_mode();
+    if (mode == SC_MODE_HIER)
+        rc = sc_hier_allreduce(cs, sendbuf, recvbuf, count, datatype);
+    else
+        rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    double dt = PMPI_Wtime() - t0;
+    cs->row->eligible += 1;
+    cs->row->bytes += (double)count * (double)sc_dkind_size(shape.dkind);
+    cs->row->time_in += dt;
+    cs->row->mode_calls[mode] += 1;
+    return rc;
+}

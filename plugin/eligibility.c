@@ -1,0 +1,28 @@
+#include "eligibility.h"
+
+size_t sc_dkind_size(sc_dkind k)
+{
+    return k == SC_DK_FLOAT ? sizeof(float) : k == SC_DK_DOUBLE ? sizeof(double) : 0;
+}
+
+sc_elig sc_eligibility(const sc_call_shape *c, size_t min_bytes)
+{
+    if (c->foreign_thread) return SC_ELIG_THREAD;
+    if (!c->op_is_sum) return SC_ELIG_NOT_SUM;
+    if (c->dkind == SC_DK_OTHER) return SC_ELIG_DATATYPE;
+    if (c->is_inter) return SC_ELIG_INTERCOMM;
+    if (c->comm_size < 2) return SC_ELIG_COMM_SIZE;
+    if (c->count <= 0) return SC_ELIG_COUNT;
+    if (c->aliased) return SC_ELIG_ALIAS;
+    if ((size_t)c->count * sc_dkind_size(c->dkind) < min_bytes) return SC_ELIG_SMALL;
+    return SC_ELIG_OK;
+}
+
+const char *sc_elig_reason(sc_elig e)
+{
+    static const char *const why[SC_ELIG_NREASONS] = {
+        "eligible", "op is not MPI_SUM", "datatype is not MPI_FLOAT or MPI_DOUBLE",
+        "intercommunicator", "communicator of one rank", "empty call",
+        "below STARCOLL_MIN_BYTES", "sendbuf aliases recvbuf", "called from another thread"};
+    return (e >= 0 && e < SC_ELIG_NREASONS) ? why[e] : "?";
+}

@@ -1,0 +1,251 @@
+/* One parser for every STARCOLL_* variable.  A bad value never stops the
+ * job: it is named in one line and the safe default stays. */
+#include "policy.h"
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const mode_names[SC_NMODES] = {"sync", "hier", "quorum", "groups", "auto"};
+
+const char *sc_mode_name(sc_mode m)
+{
+    return (m >= 0 && m < SC_NMODES) ? mode_names[m] : "?";
+}
+
+int sc_mode_from_name(const char *s, sc_mode *out)
+{
+    for (int i = 0; i < SC_NMODES; i++)
+        if (strcmp(s, mode_names[i]) == 0) {
+            *out = (sc_mode)i;
+            return 0;
+        }
+    return -1;
+}
+
+static const char *skip_space(const char *s)
+{
+    while (isspace((unsigned char)*s)) s++;
+    return s;
+}
+
+static int only_space(const char *s)
+{
+    return *skip_space(s) == '\0';
+}
+
+int sc_parse_size(const char *s, size_t *out)
+{
+    if (!s) return -1;
+    s = skip_space(s);
+    if (!isdigit((unsigned char)*s)) return -1;   /* rejects '-', '+', '' */
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno) return -1;
+    unsigned long long mul = 1;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': mul = 1ULL << 10; end++; break;
+    case 'M': mul = 1ULL << 20; end++; break;
+    case 'G': mul = 1ULL << 30; end++; break;
+    default: break;
+    }
+    if (toupper((unsigned char)*end) == 'B') end++;
+    if (!only_space(end)) return -1;
+    if (v > (unsigned long long)SIZE_MAX / mul) return -1;
+    *out = (size_t)(v * mul);
+    return 0;
+}
+
+int sc_parse_duration(const char *s, double *out_s)
+{
+    if (!s) return -1;
+    s = skip_space(s);
+    if (!isdigit((unsigned char)*s) && *s != '.') return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || !isfinite(v) || v < 0) return -1;
+    double scale = 1e-3;                       /* plain number: milliseconds */
+    if (strncmp(end, "us", 2) == 0) { scale = 1e-6; end += 2; }
+    else if (strncmp(end, "ms", 2) == 0) { scale = 1e-3; end += 2; }
+    else if (*end == 's') { scale = 1.0; end += 1; }
+    if (!only_space(end)) return -1;
+    *out_s = v * scale;
+    return 0;
+}
+
+int sc_parse_int(const char *s, long lo, long hi, long *out)
+{
+    if (!s) return -1;
+    s = skip_space(s);
+    if (!isdigit((unsigned char)*s) && *s != '-') return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || !only_space(end) || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+void sc_policy_defaults(sc_policy *p)
+{
+    memset(p, 0, sizeof *p);
+    p->mode = SC_MODE_AUTO;
+    p->selector = SC_SELECTOR_HEURISTIC;
+    p->min_bytes = 64 * 1024;
+    p->quorum = 0;
+    p->staleness = 4;
+    p->scale_fresh = 0;
+    p->group_size = 0;
+    p->epoch = 20;
+    snprintf(p->papi_events, sizeof p->papi_events, "auto");
+    snprintf(p->nic, sizeof p->nic, "auto");
+    p->report = SC_REPORT_STDERR;
+    p->verbose = 0;
+}
+
+static void say(char *msgs, size_t len, const char *fmt, ...)
+{
+    size_t used = strlen(msgs);
+    if (used + 1 >= len) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msgs + used, len - used, fmt, ap);
+    va_end(ap);
+    used = strlen(msgs);
+    if (used + 1 < len) { msgs[used] = '\n'; msgs[used + 1] = '\0'; }
+}
+
+static int copy_string(char *dst, size_t len, const char *src)
+{
+    if (strlen(src) >= len) return -1;
+    memcpy(dst, src, strlen(src) + 1);
+    return 0;
+}
+
+static const char *std_getenv(const char *name) { return getenv(name); }
+
+#define BAD(var, val, accepted, fallback) \
+    (bad++, say(msgs, msglen, "starcoll: %s='%s' is not valid (accepted: %s); using %s", var, val, accepted, fallback))
+
+int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
+{
+    int bad = 0;
+    const char *v;
+    long n;
+    if (!get) get = std_getenv;
+    if (msglen) msgs[0] = '\0';
+    sc_policy_defaults(p);
+
+    if ((v = get("STARCOLL_MODE")) && sc_mode_from_name(skip_space(v), &p->mode) != 0) {
+        p->mode = SC_MODE_SYNC;   /* unknown intent: the exact mode is the only safe one */
+        BAD("STARCOLL_MODE", v, "auto, sync, hier, quorum, groups", "sync");
+    }
+    if ((v = get("STARCOLL_SELECTOR"))) {
+        if (strcmp(v, "heuristic") == 0) p->selector = SC_SELECTOR_HEURISTIC;
+        else if (strcmp(v, "learned") == 0) p->selector = SC_SELECTOR_LEARNED;
+        else BAD("STARCOLL_SELECTOR", v, "heuristic, learned", "heuristic");
+    }
+    if ((v = get("STARCOLL_MODEL")) && *v && copy_string(p->model, sizeof p->model, v) != 0)
+        BAD("STARCOLL_MODEL", v, "a path shorter than 512 bytes", "no model");
+    if ((v = get("STARCOLL_MIN_BYTES")) && sc_parse_size(v, &p->min_bytes) != 0) {
+        p->min_bytes = 64 * 1024;
+        BAD("STARCOLL_MIN_BYTES", v, "a size in bytes with optional K, M or G suffix, e.g. 64K", "64K");
+    }
+    if ((v = get("STARCOLL_QUORUM"))) {
+        char *end;
+        errno = 0;
+        double q = strtod(skip_space(v), &end);
+        int ok = !errno && end != skip_space(v) && only_space(end) && isfinite(q) && q > 0 &&
+                 (q < 1 || (q == floor(q) && q <= 1e6));
+        if (!isdigit((unsigned char)*skip_space(v)) && *skip_space(v) != '.') ok = 0;
+        if (ok) p->quorum = q;
+        else BAD("STARCOLL_QUORUM", v, "a count of ranks >= 1 or a fraction in (0,1) such as 0.75", "the selector's choice");
+    }
+    if ((v = get("STARCOLL_STALENESS"))) {
+        if (sc_parse_int(v, 0, 1000000, &n) == 0) p->staleness = (int)n;
+        else BAD("STARCOLL_STALENESS", v, "a whole number of rounds >= 0", "4");
+    }
+    if ((v = get("STARCOLL_SCALE"))) {
+        if (strcmp(v, "none") == 0) p->scale_fresh = 0;
+        else if (strcmp(v, "fresh") == 0) p->scale_fresh = 1;
+        else BAD("STARCOLL_SCALE", v, "none, fresh", "none");
+    }
+    if ((v = get("STARCOLL_GROUP"))) {
+        if (strcmp(v, "node") == 0) p->group_size = 0;
+        else if (sc_parse_int(v, 1, 1 << 30, &n) == 0) p->group_size = (int)n;
+        else BAD("STARCOLL_GROUP", v, "node, or a group size >= 1", "node");
+    }
+    if ((v = get("STARCOLL_EPOCH"))) {
+        if (sc_parse_int(v, 1, 1000000, &n) == 0) p->epoch = (int)n;
+        else BAD("STARCOLL_EPOCH", v, "a whole number of steps >= 1", "20");
+    }
+    if ((v = get("STARCOLL_PAPI_EVENTS")) && (!*v || copy_string(p->papi_events, sizeof p->papi_events, v) != 0))
+        BAD("STARCOLL_PAPI_EVENTS", v, "auto, none, or a comma list of PAPI event names", "auto");
+    if ((v = get("STARCOLL_NIC")) && (!*v || copy_string(p->nic, sizeof p->nic, v) != 0))
+        BAD("STARCOLL_NIC", v, "auto, none, or a comma list of interface names", "auto");
+    if ((v = get("STARCOLL_TRACE")) && *v && copy_string(p->trace, sizeof p->trace, v) != 0)
+        BAD("STARCOLL_TRACE", v, "a path prefix shorter than 512 bytes", "no trace");
+    if ((v = get("STARCOLL_REPORT"))) {
+        if (strcmp(v, "stderr") == 0) p->report = SC_REPORT_STDERR;
+        else if (strcmp(v, "none") == 0) p->report = SC_REPORT_NONE;
+        else if (*v && copy_string(p->report_path, sizeof p->report_path, v) == 0) p->report = SC_REPORT_FILE;
+        else BAD("STARCOLL_REPORT", v, "stderr, none, or a file path", "stderr");
+    }
+    if ((v = get("STARCOLL_INJECT")) && *v) {
+        char err[160];
+        if (sc_inject_parse(v, &p->inject, err, sizeof err) != 0) {
+            memset(&p->inject, 0, sizeof p->inject);
+            bad++;
+            say(msgs, msglen, "starcoll: STARCOLL_INJECT='%s' is not valid (%s; e.g. rank=3,delay=40ms,prob=1); no injection", v, err);
+        }
+    }
+    if ((v = get("STARCOLL_VERBOSE"))) {
+        if (sc_parse_int(v, 0, 3, &n) == 0) p->verbose = (int)n;
+        else BAD("STARCOLL_VERBOSE", v, "0, 1, 2 or 3", "0");
+    }
+    return bad;
+}
+
+/* FNV-1a over the fields that change behaviour.  Paths are hashed too:
+ * ranks reading different model files would decide differently. */
+static uint64_t fnv(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *b = data;
+    for (size_t i = 0; i < len; i++) { h ^= b[i]; h *= 1099511628211ULL; }
+    return h;
+}
+
+uint64_t sc_policy_hash(const sc_policy *p)
+{
+    uint64_t h = 1469598103934665603ULL;
+    long long ints[] = {p->mode, p->selector, (long long)p->min_bytes, p->staleness, p->scale_fresh,
+                        p->group_size, p->epoch, p->inject.enabled};
+    h = fnv(h, ints, sizeof ints);
+    h = fnv(h, &p->quorum, sizeof p->quorum);
+    h = fnv(h, p->model, strlen(p->model));
+    h = fnv(h, "|", 1);
+    char inj[256];
+    sc_inject_describe(&p->inject, inj, sizeof inj);
+    h = fnv(h, inj, strlen(inj));
+    return h;
+}
+
+void sc_policy_describe(const sc_policy *p, char *buf, size_t len)
+{
+    char q[32], g[32], inj[200];
+    if (p->quorum == 0) snprintf(q, sizeof q, "selector");
+    else snprintf(q, sizeof q, "%g", p->quorum);
+    if (p->group_size == 0) snprintf(g, sizeof g, "node");
+    else snprintf(g, sizeof g, "%d", p->group_size);
+    sc_inject_describe(&p->inject, inj, sizeof inj);
+    snprintf(buf, len,
+             "mode=%s selector=%s min_bytes=%zu quorum=%s staleness=%d scale=%s group=%s epoch=%d inject=%s",
+             sc_mode_name(p->mode), p->selector == SC_SELECTOR_LEARNED ? "learned" : "heuristic",
+             p->min_bytes, q, p->staleness, p->scale_fresh ? "fresh" : "none", g, p->epoch, inj);
+}

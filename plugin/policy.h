@@ -1,0 +1,61 @@
+/* Policy: every STARCOLL_* variable of DESIGN.md, parsed by one parser.
+ * Pure C (no MPI) so unit tests can feed it synthetic environments. */
+#ifndef STARCOLL_POLICY_H
+#define STARCOLL_POLICY_H
+#include <stddef.h>
+#include <stdint.h>
+#include "sc_features.h"
+#include "inject.h"
+
+#define SC_PATH_LEN 512
+
+typedef enum { SC_SELECTOR_HEURISTIC = 0, SC_SELECTOR_LEARNED = 1 } sc_selector_kind;
+typedef enum { SC_REPORT_STDERR = 0, SC_REPORT_NONE, SC_REPORT_FILE } sc_report_kind;
+
+typedef struct sc_policy {
+    sc_mode mode;                 /* STARCOLL_MODE */
+    sc_selector_kind selector;    /* STARCOLL_SELECTOR */
+    char model[SC_PATH_LEN];      /* STARCOLL_MODEL, "" = none */
+    size_t min_bytes;             /* STARCOLL_MIN_BYTES */
+    double quorum;                /* STARCOLL_QUORUM: 0 = selector chooses; >= 1 a count; (0,1) a fraction */
+    int staleness;                /* STARCOLL_STALENESS, rounds */
+    int scale_fresh;              /* STARCOLL_SCALE: 0 none, 1 fresh */
+    int group_size;               /* STARCOLL_GROUP: 0 = node, else ranks per group */
+    int epoch;                    /* STARCOLL_EPOCH, steps */
+    char papi_events[256];        /* STARCOLL_PAPI_EVENTS */
+    char nic[256];                /* STARCOLL_NIC */
+    char trace[SC_PATH_LEN];      /* STARCOLL_TRACE, "" = none */
+    sc_report_kind report;        /* STARCOLL_REPORT */
+    char report_path[SC_PATH_LEN];
+    sc_inject inject;             /* STARCOLL_INJECT */
+    int verbose;                  /* STARCOLL_VERBOSE */
+} sc_policy;
+
+typedef const char *(*sc_getenv_fn)(const char *name);
+
+/* Fill *p from the environment read through get (getenv when NULL).  Every
+ * bad value appends one line to msgs (naming the variable, the value and
+ * what is accepted) and leaves the safe default in place.  Returns the number
+ * of bad values. */
+int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen);
+void sc_policy_defaults(sc_policy *p);
+
+/* Stable hash of the parsed policy, compared across ranks at init. */
+uint64_t sc_policy_hash(const sc_policy *p);
+
+/* One line describing the policy, for the report and starcoll-info. */
+void sc_policy_describe(const sc_policy *p, char *buf, size_t len);
+
+const char *sc_mode_name(sc_mode m);
+int sc_mode_from_name(const char *s, sc_mode *out);
+
+/* Size with optional K/M/G suffix (powers of 1024, optional trailing B).
+ * Returns 0 on success, -1 on garbage, negative or overflow. */
+int sc_parse_size(const char *s, size_t *out);
+
+/* Duration with optional us/ms/s suffix (plain number = ms), into seconds. */
+int sc_parse_duration(const char *s, double *out_s);
+
+/* Whole number in [lo, hi]. */
+int sc_parse_int(const char *s, long lo, long hi, long *out);
+#endif

@@ -1,0 +1,85 @@
+#include "config.h"
+#include <stdio.h>
+#include <string.h>
+#include <errno.h>
+#include "report.h"
+#include "runtime.h"
+
+/* Per-row fields reduced with MPI_SUM, then with MPI_MAX. */
+enum { F_ELIG, F_PASS, F_BYTES, F_TIME, F_MODE0, F_SIZE = F_MODE0 + SC_NMODES, F_INST, F_RANKS, F_N };
+
+static void pack(double *sum, double *max)
+{
+    for (int r = 0; r < SC_REPORT_ROWS; r++) {
+        const sc_stats *s = &sc_rt.rows[r];
+        double *o = sum + r * F_N, *m = max + r * F_N;
+        o[F_ELIG] = s->eligible;
+        o[F_PASS] = s->passthrough;
+        o[F_BYTES] = s->bytes;
+        o[F_TIME] = s->time_in;
+        for (int k = 0; k < SC_NMODES; k++) o[F_MODE0 + k] = s->mode_calls[k];
+        o[F_SIZE] = s->size;
+        o[F_INST] = s->instances;
+        o[F_RANKS] = s->instances > 0;
+        memcpy(m, o, sizeof(double) * F_N);
+    }
+}
+
+static void write_report(FILE *f, const double *sum, const double *max)
+{
+    char pol[512], inj[256];
+    sc_policy_describe(&sc_rt.policy, pol, sizeof pol);
+    sc_inject_describe(&sc_rt.policy.inject, inj, sizeof inj);
+    fprintf(f, "@ starcoll %s report (%s)\n", PACKAGE_VERSION, SC_MPI_IMPL);
+    fprintf(f, "@ Policy    : %s\n", pol);
+    fprintf(f, "@ Ranks     : %d on %d host(s)\n", sc_rt.world_size, sc_rt.nhosts);
+    fprintf(f, "@ Wall time : %.3f s (rank 0, MPI_Init to MPI_Finalize)\n", PMPI_Wtime() - sc_rt.t_init);
+    if (sc_rt.policy.inject.enabled) fprintf(f, "@ Injection : ON, %s\n", inj);
+    fprintf(f, "@--- MPI_Allreduce per communicator (calls summed over ranks; time per rank) ---\n");
+    fprintf(f, "%4s %5s %5s %10s %10s %12s %10s %10s", "comm", "size", "inst", "eligible", "passthru", "bytes",
+            "mean(s)", "max(s)");
+    for (int k = 0; k < SC_MODE_AUTO; k++) fprintf(f, " %8s", sc_mode_name((sc_mode)k));
+    fputc('\n', f);
+    double tot[F_N] = {0};
+    for (int r = 0; r < SC_REPORT_ROWS; r++) {
+        const double *s = sum + r * F_N, *m = max + r * F_N;
+        if (s[F_RANKS] == 0) continue;
+        for (int k = 0; k < F_N; k++) tot[k] += s[k];
+        char id[8];
+        snprintf(id, sizeof id, r == SC_REPORT_ROWS - 1 ? "%d+" : "%d", r);
+        fprintf(f, "%4s %5.0f %5.0f %10.0f %10.0f %12.4g %10.4f %10.4f", id, m[F_SIZE], s[F_INST], s[F_ELIG],
+                s[F_PASS], s[F_BYTES], s[F_TIME] / s[F_RANKS], m[F_TIME]);
+        for (int k = 0; k < SC_MODE_AUTO; k++) fprintf(f, " %8.0f", s[F_MODE0 + k]);
+        fputc('\n', f);
+    }
+    fprintf(f, "@--- end of starcoll report ---\n");
+    fprintf(f, "starcoll: totals eligible=%.0f passthrough=%.0f bytes=%.0f", tot[F_ELIG], tot[F_PASS], tot[F_BYTES]);
+    for (int k = 0; k < SC_MODE_AUTO; k++) fprintf(f, " %s=%.0f", sc_mode_name((sc_mode)k), tot[F_MODE0 + k]);
+    fputc('\n', f);
+}
+
+void sc_report_write(void)
+{
+    if (sc_rt.policy.report == SC_REPORT_NONE) return;
+    double sum[SC_REPORT_ROWS * F_N], max[SC_REPORT_ROWS * F_N], gsum[SC_REPORT_ROWS * F_N], gmax[SC_REPORT_ROWS * F_N];
+    pack(sum, max);
+    int n = SC_REPORT_ROWS * F_N;
+    if (PMPI_Reduce(sum, gsum, n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD) != MPI_SUCCESS ||
+        PMPI_Reduce(max, gmax, n, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
+        if (sc_rt.world_rank == 0) fprintf(stderr, "starcoll: could not gather the report; none written\n");
+        return;
+    }
+    if (sc_rt.world_rank != 0) return;
+    FILE *f = stderr;
+    if (sc_rt.policy.report == SC_REPORT_FILE) {
+        f = fopen(sc_rt.policy.report_path, "w");
+        if (!f) {
+            fprintf(stderr, "starcoll: cannot write the report to %s (%s); writing it to stderr\n",
+                    sc_rt.policy.report_path, strerror(errno));
+            f = stderr;
+        }
+    }
+    write_report(f, gsum, gmax);
+    if (f != stderr) fclose(f);
+    else fflush(f);
+}

@@ -1,0 +1,37 @@
+/* Process-wide state of the interposition layer. */
+#ifndef STARCOLL_RUNTIME_H
+#define STARCOLL_RUNTIME_H
+#include <mpi.h>
+#include <pthread.h>
+#include "policy.h"
+
+#define SC_REPORT_ROWS 16   /* report rows: communicators by first use; the last row lumps the rest */
+
+/* Counters kept per report row; summed over ranks at MPI_Finalize. */
+typedef struct sc_stats {
+    double eligible, passthrough, bytes, time_in;
+    double mode_calls[SC_NMODES];
+    double size;           /* communicator size (max over instances) */
+    double instances;      /* communicators folded into this row on this rank */
+} sc_stats;
+
+typedef struct sc_runtime {
+    int active;                 /* between our MPI_Init and MPI_Finalize */
+    int world_rank, world_size, nhosts;
+    int thread_provided;
+    pthread_t init_thread;
+    sc_policy policy;
+    char policy_msgs[4096];     /* bad-value lines, printed by rank 0 after init */
+    int pcontrol_exact;         /* MPI_Pcontrol(0) in force */
+    int next_ordinal;           /* report row of the next communicator seen */
+    sc_stats rows[SC_REPORT_ROWS];
+    double t_init;
+    int said[32];               /* one-time notices already printed */
+} sc_runtime;
+
+extern sc_runtime sc_rt;
+
+/* One-time notices, each printed once per process (rank 0 unless noted). */
+enum { SC_SAY_TOLERANT_TODO = 0, SC_SAY_THREAD, SC_SAY_HIER_FAIL, SC_SAY_COMM_STATE, SC_SAY_ERROR };
+void sc_notice(int which, int all_ranks, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#endif
