@@ -1,0 +1,306 @@
+/* Unit tests of the plugin's pure parts: the STARCOLL_* parser (every
+ * variable, good and bad values), STARCOLL_INJECT, eligibility, kernels. */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <string.h>
+#include "policy.h"
+#include "eligibility.h"
+#include "kernels.h"
+#include "cunit_main.h"
+
+/* A synthetic environment: NAME=value pairs. */
+static const char *fake_env[32];
+static const char *fake_get(const char *name)
+{
+    size_t n = strlen(name);
+    for (int i = 0; fake_env[i]; i++)
+        if (strncmp(fake_env[i], name, n) == 0 && fake_env[i][n] == '=') return fake_env[i] + n + 1;
+    return NULL;
+}
+static int parse1(const char *assignment, sc_policy *p, char *msgs, size_t len)
+{
+    fake_env[0] = assignment;
+    fake_env[1] = NULL;
+    return sc_policy_parse(p, fake_get, msgs, len);
+}
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+static void test_defaults(void)
+{
+    sc_policy p;
+    char msgs[1024];
+    fake_env[0] = NULL;
+    CU_ASSERT_EQUAL(sc_policy_parse(&p, fake_get, msgs, sizeof msgs), 0);
+    CU_ASSERT_EQUAL(p.mode, SC_MODE_AUTO);
+    CU_ASSERT_EQUAL(p.selector, SC_SELECTOR_HEURISTIC);
+    CU_ASSERT_EQUAL(p.min_bytes, 65536);
+    CU_ASSERT_EQUAL(p.quorum, 0);
+    CU_ASSERT_EQUAL(p.staleness, 4);
+    CU_ASSERT_EQUAL(p.scale_fresh, 0);
+    CU_ASSERT_EQUAL(p.group_size, 0);
+    CU_ASSERT_EQUAL(p.epoch, 20);
+    CU_ASSERT_STRING_EQUAL(p.papi_events, "auto");
+    CU_ASSERT_STRING_EQUAL(p.nic, "auto");
+    CU_ASSERT_EQUAL(p.report, SC_REPORT_STDERR);
+    CU_ASSERT_FALSE(p.inject.enabled);
+    CU_ASSERT_EQUAL(p.verbose, 0);
+    CU_ASSERT_STRING_EQUAL(msgs, "");
+}
+
+static void test_good_values(void)
+{
+    sc_policy p;
+    char m[1024];
+    const char *modes[] = {"sync", "hier", "quorum", "groups", "auto"};
+    for (int i = 0; i < 5; i++) {
+        char a[64];
+        snprintf(a, sizeof a, "STARCOLL_MODE=%s", modes[i]);
+        CU_ASSERT_EQUAL(parse1(a, &p, m, sizeof m), 0);
+        CU_ASSERT_EQUAL(p.mode, (sc_mode)i);
+    }
+    CU_ASSERT_EQUAL(parse1("STARCOLL_SELECTOR=learned", &p, m, sizeof m), 0);
+    CU_ASSERT_EQUAL(p.selector, SC_SELECTOR_LEARNED);
+    CU_ASSERT_EQUAL(parse1("STARCOLL_MODEL=/tmp/model.txt", &p, m, sizeof m), 0);
+    CU_ASSERT_STRING_EQUAL(p.model, "/tmp/model.txt");
+    CU_ASSERT_EQUAL(parse1("STARCOLL_MIN_BYTES=0", &p, m, sizeof m), 0);
+    CU_ASSERT_EQUAL(p.min_bytes, 0);
+    CU_ASSERT_EQUAL(parse1("STARCOLL_MIN_BYTES=1M", &p, m, sizeof m), 0);
+    CU_ASSERT_EQUAL(p.min_bytes, 1 << 20);
+    CU_ASSERT_EQUAL(parse1("STARCOLL_MIN_BYTES=2g", &p, m, sizeof m), 0);
+    CU_ASSERT_EQUAL(p.min_bytes, 2UL << 30);
+    CU_ASSERT_EQUAL(parse1("STARCOLL_MIN_BYTES=512KB", &p, m, sizeof m), 0);
+    CU_ASSERT_EQUAL(p.min_bytes, 512 << 10);
+    CU_ASSERT_EQUAL(parse1("STARCOLL_QUORUM=6", &p, m, sizeof m), 0);
+    CU_ASSERT_EQUAL(p.quorum, 6);
+    CU_ASSERT_EQUAL(parse1("STARCOLL_QUORUM=0.75", &p, m, sizeof m), 0);
+    CU_ASSERT_DOUBLE_EQUAL(p.quorum, 0.75, 1e-12);
+    CU_ASSERT_EQUAL(parse1("STARCOLL_STALENESS=0", &p, m, sizeof m), 0);
+    CU_ASSERT_EQUAL(p.staleness, 0);
+    CU_ASSERT_EQUAL(parse1("STARCOLL_SCALE=fresh", &p, m, sizeof m), 0);
+    CU_ASSERT_EQUAL(p.scale_fresh, 1);
+    CU_ASSERT_EQUAL(parse1("STARCOLL_GROUP=4", &p, m, sizeof m), 0);
+    CU_ASSERT_EQUAL(p.group_size, 4);
+    CU_ASSERT_EQUAL(parse1("STARCOLL_GROUP=node", &p, m, sizeof m), 0);
+    CU_ASSERT_EQUAL(p.group_size, 0);
+    CU_ASSERT_EQUAL(parse1("STARCOLL_EPOCH=5", &p, m, sizeof m), 0);
+    CU_ASSERT_EQUAL(p.epoch, 5);
+    CU_ASSERT_EQUAL(parse1("STARCOLL_PAPI_EVENTS=perf::TASK-CLOCK,PAPI_TOT_INS", &p, m, sizeof m), 0);
+    CU_ASSERT_STRING_EQUAL(p.papi_events, "perf::TASK-CLOCK,PAPI_TOT_INS");
+    CU_ASSERT_EQUAL(parse1("STARCOLL_NIC=eth0,ib0", &p, m, sizeof m), 0);
+    CU_ASSERT_STRING_EQUAL(p.nic, "eth0,ib0");
+    CU_ASSERT_EQUAL(parse1("STARCOLL_TRACE=/tmp/tr", &p, m, sizeof m), 0);
+    CU_ASSERT_STRING_EQUAL(p.trace, "/tmp/tr");
+    CU_ASSERT_EQUAL(parse1("STARCOLL_REPORT=none", &p, m, sizeof m), 0);
+    CU_ASSERT_EQUAL(p.report, SC_REPORT_NONE);
+    CU_ASSERT_EQUAL(parse1("STARCOLL_REPORT=/tmp/r.txt", &p, m, sizeof m), 0);
+    CU_ASSERT_EQUAL(p.report, SC_REPORT_FILE);
+    CU_ASSERT_STRING_EQUAL(p.report_path, "/tmp/r.txt");
+    CU_ASSERT_EQUAL(parse1("STARCOLL_VERBOSE=3", &p, m, sizeof m), 0);
+    CU_ASSERT_EQUAL(p.verbose, 3);
+    CU_ASSERT_EQUAL(parse1("STARCOLL_INJECT=rank=3,delay=40ms,prob=1", &p, m, sizeof m), 0);
+    CU_ASSERT_TRUE(p.inject.enabled);
+    CU_ASSERT_DOUBLE_EQUAL(p.inject.delay_s, 0.040, 1e-12);
+}
+
+/* Each bad value: exactly one line naming variable and value; safe default kept. */
+static void check_bad(const char *assignment, const char *var)
+{
+    sc_policy p;
+    char m[1024];
+    int bad = parse1(assignment, &p, m, sizeof m);
+    CU_ASSERT_EQUAL(bad, 1);
+    CU_ASSERT_EQUAL(count_lines(m), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(m, var));
+    CU_ASSERT_PTR_NOT_NULL(strstr(m, strchr(assignment, '=') + 1));
+    CU_ASSERT_EQUAL(strncmp(m, "starcoll: ", 10), 0);
+    if (bad != 1 || count_lines(m) != 1) printf("\n  for %s got: %s", assignment, m);
+}
+
+static void test_bad_values(void)
+{
+    sc_policy p;
+    char m[1024];
+    check_bad("STARCOLL_MODE=fast", "STARCOLL_MODE");
+    parse1("STARCOLL_MODE=fast", &p, m, sizeof m);
+    CU_ASSERT_EQUAL(p.mode, SC_MODE_SYNC);   /* unknown intent: exact */
+    check_bad("STARCOLL_SELECTOR=neural", "STARCOLL_SELECTOR");
+    check_bad("STARCOLL_MIN_BYTES=-5", "STARCOLL_MIN_BYTES");
+    check_bad("STARCOLL_MIN_BYTES=12Q", "STARCOLL_MIN_BYTES");
+    check_bad("STARCOLL_MIN_BYTES=", "STARCOLL_MIN_BYTES");
+    check_bad("STARCOLL_MIN_BYTES=99999999999999999999", "STARCOLL_MIN_BYTES");
+    parse1("STARCOLL_MIN_BYTES=12Q", &p, m, sizeof m);
+    CU_ASSERT_EQUAL(p.min_bytes, 65536);
+    check_bad("STARCOLL_QUORUM=1.5", "STARCOLL_QUORUM");
+    check_bad("STARCOLL_QUORUM=0", "STARCOLL_QUORUM");
+    check_bad("STARCOLL_QUORUM=-2", "STARCOLL_QUORUM");
+    check_bad("STARCOLL_QUORUM=most", "STARCOLL_QUORUM");
+    check_bad("STARCOLL_STALENESS=-1", "STARCOLL_STALENESS");
+    check_bad("STARCOLL_STALENESS=abc", "STARCOLL_STALENESS");
+    check_bad("STARCOLL_SCALE=half", "STARCOLL_SCALE");
+    check_bad("STARCOLL_GROUP=0", "STARCOLL_GROUP");
+    check_bad("STARCOLL_GROUP=node2", "STARCOLL_GROUP");
+    check_bad("STARCOLL_EPOCH=0", "STARCOLL_EPOCH");
+    check_bad("STARCOLL_EPOCH=1e9", "STARCOLL_EPOCH");
+    check_bad("STARCOLL_PAPI_EVENTS=", "STARCOLL_PAPI_EVENTS");
+    check_bad("STARCOLL_NIC=", "STARCOLL_NIC");
+    check_bad("STARCOLL_REPORT=", "STARCOLL_REPORT");
+    check_bad("STARCOLL_VERBOSE=9", "STARCOLL_VERBOSE");
+    check_bad("STARCOLL_INJECT=rank=x,delay=4ms", "STARCOLL_INJECT");
+    check_bad("STARCOLL_INJECT=rank=1,delay=-4ms", "STARCOLL_INJECT");
+    check_bad("STARCOLL_INJECT=rank=1,delay=4ms,prob=2", "STARCOLL_INJECT");
+    check_bad("STARCOLL_INJECT=rank=1,color=red,delay=1ms", "STARCOLL_INJECT");
+    check_bad("STARCOLL_INJECT=delay=1ms", "STARCOLL_INJECT");
+    parse1("STARCOLL_INJECT=rank=x", &p, m, sizeof m);
+    CU_ASSERT_FALSE(p.inject.enabled);
+}
+
+static void test_several_bad(void)
+{
+    sc_policy p;
+    char m[2048];
+    fake_env[0] = "STARCOLL_MODE=x";
+    fake_env[1] = "STARCOLL_EPOCH=-3";
+    fake_env[2] = "STARCOLL_GROUP=2";
+    fake_env[3] = NULL;
+    CU_ASSERT_EQUAL(sc_policy_parse(&p, fake_get, m, sizeof m), 2);
+    CU_ASSERT_EQUAL(count_lines(m), 2);
+    CU_ASSERT_EQUAL(p.group_size, 2);   /* good values survive bad neighbours */
+    CU_ASSERT_EQUAL(p.epoch, 20);
+}
+
+static void test_hash(void)
+{
+    sc_policy a, b;
+    char m[256];
+    parse1("STARCOLL_MODE=hier", &a, m, sizeof m);
+    parse1("STARCOLL_MODE=hier", &b, m, sizeof m);
+    CU_ASSERT_EQUAL(sc_policy_hash(&a), sc_policy_hash(&b));
+    parse1("STARCOLL_MODE=sync", &b, m, sizeof m);
+    CU_ASSERT_NOT_EQUAL(sc_policy_hash(&a), sc_policy_hash(&b));
+    parse1("STARCOLL_INJECT=rank=1,delay=2ms", &b, m, sizeof m);
+    parse1("STARCOLL_INJECT=rank=2,delay=2ms", &a, m, sizeof m);
+    CU_ASSERT_NOT_EQUAL(sc_policy_hash(&a), sc_policy_hash(&b));
+}
+
+static void test_parsers(void)
+{
+    size_t s;
+    double d;
+    long n;
+    CU_ASSERT_EQUAL(sc_parse_size("64K", &s), 0);
+    CU_ASSERT_EQUAL(s, 65536);
+    CU_ASSERT_EQUAL(sc_parse_size(" 3 ", &s), 0);
+    CU_ASSERT_EQUAL(s, 3);
+    CU_ASSERT_EQUAL(sc_parse_size("3KK", &s), -1);
+    CU_ASSERT_EQUAL(sc_parse_size("+3", &s), -1);
+    CU_ASSERT_EQUAL(sc_parse_duration("40ms", &d), 0);
+    CU_ASSERT_DOUBLE_EQUAL(d, 0.04, 1e-12);
+    CU_ASSERT_EQUAL(sc_parse_duration("500us", &d), 0);
+    CU_ASSERT_DOUBLE_EQUAL(d, 0.0005, 1e-12);
+    CU_ASSERT_EQUAL(sc_parse_duration("2s", &d), 0);
+    CU_ASSERT_DOUBLE_EQUAL(d, 2, 1e-12);
+    CU_ASSERT_EQUAL(sc_parse_duration("7", &d), 0);
+    CU_ASSERT_DOUBLE_EQUAL(d, 0.007, 1e-12);
+    CU_ASSERT_EQUAL(sc_parse_duration("7 parsecs", &d), -1);
+    CU_ASSERT_EQUAL(sc_parse_duration("nan", &d), -1);
+    CU_ASSERT_EQUAL(sc_parse_int("12", 0, 10, &n), -1);
+    CU_ASSERT_EQUAL(sc_parse_int("10", 0, 10, &n), 0);
+}
+
+static void test_inject(void)
+{
+    sc_inject in;
+    char err[160];
+    CU_ASSERT_EQUAL(sc_inject_parse("rank=3,delay=40ms", &in, err, sizeof err), 0);
+    CU_ASSERT_DOUBLE_EQUAL(sc_inject_delay(&in, 3, 8, 0), 0.04, 1e-12);
+    CU_ASSERT_EQUAL(sc_inject_delay(&in, 2, 8, 0), 0);
+    CU_ASSERT_EQUAL(sc_inject_parse("rank=1+5,delay=1s,every=2,from=4,until=10", &in, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(sc_inject_delay(&in, 5, 8, 3), 0);
+    CU_ASSERT_DOUBLE_EQUAL(sc_inject_delay(&in, 5, 8, 4), 1, 1e-12);
+    CU_ASSERT_EQUAL(sc_inject_delay(&in, 5, 8, 5), 0);
+    CU_ASSERT_DOUBLE_EQUAL(sc_inject_delay(&in, 1, 8, 8), 1, 1e-12);
+    CU_ASSERT_EQUAL(sc_inject_delay(&in, 1, 8, 10), 0);
+    CU_ASSERT_EQUAL(sc_inject_parse("rank=rotate,delay=1ms,period=5", &in, err, sizeof err), 0);
+    CU_ASSERT_TRUE(sc_inject_delay(&in, 0, 4, 4) > 0);
+    CU_ASSERT_TRUE(sc_inject_delay(&in, 1, 4, 5) > 0);
+    CU_ASSERT_EQUAL(sc_inject_delay(&in, 0, 4, 5), 0);
+    CU_ASSERT_EQUAL(sc_inject_parse("rank=all,delay=1ms,prob=0.25,seed=7", &in, err, sizeof err), 0);
+    int hits = 0;
+    for (long c = 0; c < 4000; c++) hits += sc_inject_delay(&in, 2, 8, c) > 0;
+    CU_ASSERT_TRUE(hits > 800 && hits < 1200);
+    CU_ASSERT_EQUAL(sc_inject_delay(&in, 2, 8, 17) > 0, sc_inject_delay(&in, 2, 8, 17) > 0);  /* deterministic */
+    CU_ASSERT_EQUAL(sc_inject_parse("rank=1", &in, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "delay"));
+}
+
+static void test_eligibility(void)
+{
+    sc_call_shape c = {.op_is_sum = 1, .dkind = SC_DK_FLOAT, .comm_size = 8, .count = 16384};
+    CU_ASSERT_EQUAL(sc_eligibility(&c, 65536), SC_ELIG_OK);
+    c.count = 16383;
+    CU_ASSERT_EQUAL(sc_eligibility(&c, 65536), SC_ELIG_SMALL);
+    CU_ASSERT_EQUAL(sc_eligibility(&c, 0), SC_ELIG_OK);
+    c.dkind = SC_DK_DOUBLE;
+    c.count = 8192;
+    CU_ASSERT_EQUAL(sc_eligibility(&c, 65536), SC_ELIG_OK);
+    sc_call_shape x = c;
+    x.op_is_sum = 0;
+    CU_ASSERT_EQUAL(sc_eligibility(&x, 0), SC_ELIG_NOT_SUM);
+    x = c;
+    x.dkind = SC_DK_OTHER;
+    CU_ASSERT_EQUAL(sc_eligibility(&x, 0), SC_ELIG_DATATYPE);
+    x = c;
+    x.is_inter = 1;
+    CU_ASSERT_EQUAL(sc_eligibility(&x, 0), SC_ELIG_INTERCOMM);
+    x = c;
+    x.comm_size = 1;
+    CU_ASSERT_EQUAL(sc_eligibility(&x, 0), SC_ELIG_COMM_SIZE);
+    x = c;
+    x.count = 0;
+    CU_ASSERT_EQUAL(sc_eligibility(&x, 0), SC_ELIG_COUNT);
+    x = c;
+    x.aliased = 1;
+    CU_ASSERT_EQUAL(sc_eligibility(&x, 0), SC_ELIG_ALIAS);
+    x = c;
+    x.foreign_thread = 1;
+    CU_ASSERT_EQUAL(sc_eligibility(&x, 0), SC_ELIG_THREAD);
+    CU_ASSERT_STRING_EQUAL(sc_elig_reason(SC_ELIG_OK), "eligible");
+}
+
+static void test_kernels(void)
+{
+    float a[5] = {1, 2, 3, 4, 5}, b[5] = {10, 20, 30, 40, 50};
+    sc_sum_into(a, b, 5, SC_DK_FLOAT);
+    CU_ASSERT_EQUAL(a[0], 11);
+    CU_ASSERT_EQUAL(a[4], 55);
+    double c[3] = {1, -2, 3}, d[3] = {0.5, 0.5, 0.5};
+    sc_sum_into(c, d, 3, SC_DK_DOUBLE);
+    CU_ASSERT_EQUAL(c[1], -1.5);
+    sc_scale(c, 3, SC_DK_DOUBLE, 2);
+    CU_ASSERT_EQUAL(c[2], 7);
+    CU_ASSERT_DOUBLE_EQUAL(sc_sqnorm(b, 5, SC_DK_FLOAT), 100 + 400 + 900 + 1600 + 2500, 1e-9);
+    sc_sum_into(a, b, 0, SC_DK_FLOAT);   /* zero count touches nothing */
+    CU_ASSERT_EQUAL(a[0], 11);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS) return 1;
+    CU_pSuite s = CU_add_suite("policy", NULL, NULL);
+    CU_add_test(s, "defaults", test_defaults);
+    CU_add_test(s, "every variable, good values", test_good_values);
+    CU_add_test(s, "every variable, bad values", test_bad_values);
+    CU_add_test(s, "several bad values", test_several_bad);
+    CU_add_test(s, "policy hash", test_hash);
+    CU_add_test(s, "size, duration, int parsers", test_parsers);
+    CU_pSuite t = CU_add_suite("plugin", NULL, NULL);
+    CU_add_test(t, "STARCOLL_INJECT", test_inject);
+    CU_add_test(t, "eligibility", test_eligibility);
+    CU_add_test(t, "kernels", test_kernels);
+    return sc_cunit_run();
+}
