@@ -68,22 +68,23 @@ for args in "-T half" "-m 64:32" "--straggler rank=5,ms=1" "--straggler slow" "-
     fi
 done
 
-# 4. Timing covers the call only: rank 0 waits out rank 1's 30 ms inside
-# the call; rank 1 does not count its own sleep; common compute is not timed.
-sc_job_plain slow 2 "$bench" -m 1K:1K -i 8 -x 1 -f --straggler rank=1,ms=30
+# 4. Timing covers the call only: rank 0 waits out rank 1's 60 ms inside
+# the call, while rank 1 does not count its own sleep; common compute is
+# not timed.  The margins leave room for a busy machine's wake-up delays.
+sc_job_plain slow 2 "$bench" -m 1K:1K -i 8 -x 1 -f --straggler rank=1,ms=60
 rc=$? avg=$(column slow 1024 2) min=$(column slow 1024 3) max=$(column slow 1024 4)
-if [ "$rc" -eq 0 ] && [ -n "$avg" ] && awk -v a="$avg" -v lo="$min" -v hi="$max" \
-       'BEGIN { exit !(hi >= 25000 && lo < 10000 && a >= 12500) }'; then
-    ok "straggler rank=1,ms=30: waiting rank ${max} us, straggler ${min} us, avg ${avg} us"
+if [ "$rc" -eq 0 ] && [ -n "$avg" ] && awk -v lo="$min" -v hi="$max" \
+       'BEGIN { exit !(hi >= 50000 && lo <= hi - 25000) }'; then
+    ok "straggler rank=1,ms=60: waiting rank ${max} us, straggler ${min} us, avg ${avg} us"
 else
-    fail "straggler rank=1,ms=30: status $rc, avg=$avg min=$min max=$max (want max >= 25000, min < 10000)"; sc_show slow
+    fail "straggler rank=1,ms=60: status $rc, avg=$avg min=$min max=$max (want max >= 50000, min <= max - 25000)"; sc_show slow
 fi
-sc_job_plain compute 2 "$bench" -m 1K:1K -i 8 -x 1 -f --compute-ms 30
+sc_job_plain compute 2 "$bench" -m 1K:1K -i 8 -x 1 -f --compute-ms 60
 rc=$? max=$(column compute 1024 4)
-if [ "$rc" -eq 0 ] && [ -n "$max" ] && awk -v hi="$max" 'BEGIN { exit !(hi < 15000) }'; then
-    ok "--compute-ms 30 is not timed: max latency $max us"
+if [ "$rc" -eq 0 ] && [ -n "$max" ] && awk -v hi="$max" 'BEGIN { exit !(hi < 30000) }'; then
+    ok "--compute-ms 60 is not timed: max latency $max us"
 else
-    fail "--compute-ms 30: status $rc, max latency ${max:-none} us (want < 15000)"; sc_show compute
+    fail "--compute-ms 60: status $rc, max latency ${max:-none} us (want < 30000)"; sc_show compute
 fi
 
 # 5. compare: its table without the library, and one clear error for a bad one.
