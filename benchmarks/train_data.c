@@ -132,7 +132,8 @@ int train_data_load_csv(const char *path, train_data *d, char *err, size_t errle
     for (const char *c = text; *c; c++)
         lines += *c == '\n';
     double *vals = malloc(MAX_COLUMNS * sizeof *vals);
-    int ncol = 0, n = 0, lineno = 0, maxlabel = -1;
+    int ncol = 0, n = 0, lineno = 0, maxlabel = -1, distinct = 0;
+    unsigned char seen[MAX_CLASSES] = {0};
     double maxfeat = 0;
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -176,6 +177,8 @@ int train_data_load_csv(const char *path, train_data *d, char *err, size_t errle
                 maxfeat = vals[j];
         }
         d->y[n] = (int)label;
+        distinct += !seen[d->y[n]];
+        seen[d->y[n]] = 1;
         if (d->y[n] > maxlabel)
             maxlabel = d->y[n];
         n++;
@@ -190,7 +193,7 @@ int train_data_load_csv(const char *path, train_data *d, char *err, size_t errle
     }
     d->n = n;
     d->nclass = maxlabel + 1;
-    if (d->nclass < 2) {
+    if (distinct < 2) {
         set_err(err, errlen, "%s: all samples have label %d; need at least 2 classes", path, maxlabel);
         goto fail;
     }
