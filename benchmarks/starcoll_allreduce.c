@@ -358,6 +358,25 @@ static int run_size(const bench_options *o, long bytes, int rank, int nranks, lo
     return o->validate && !all_valid ? 1 : 0;
 }
 
+/* Untimed settling before the first size: right after start-up the
+ * launcher and MPI's own threads still compete for the cores and would
+ * inflate the first, shortest measurements.  Rank 0's clock decides when
+ * it is over, so every rank leaves the loop at the same iteration. */
+#define SETTLE_S 0.25
+
+static void settle(const bench_options *o, int rank)
+{
+    double send[1] = { 1.0 }, recv[1];
+    double start = MPI_Wtime();
+    int more = 1;
+    while (more) {
+        MPI_Allreduce(send, recv, 1, o->type, MPI_SUM, MPI_COMM_WORLD);
+        if (rank == 0)
+            more = MPI_Wtime() - start < SETTLE_S;
+        MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -389,6 +408,7 @@ int main(int argc, char **argv)
 
     if (rank == 0)
         print_header(&o, nranks);
+    settle(&o, rank);
     int failed = 0;
     for (long bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= 2) {
         if ((size_t)bytes < o.type_size)
