@@ -1,0 +1,102 @@
+/* Per-rank straggler detection and cause.
+ *
+ * Detection runs every step on each rank's own step time t_i (compute plus
+ * the rank's own transfer time, see sc_detect_own_times) relative to the
+ * median of the ring's non-straggling members: r_i = log(t_i / median).
+ * A CUSUM change-point test on r_i, scaled by the cross-rank noise level,
+ * detects the onset of a slowdown of at least SC_STRAGGLER_RATIO (the
+ * paper's 1.2x) within a step or two for a clear straggler, and a second
+ * CUSUM against the episode's own level detects its end.  Unlike a fixed
+ * window average, the test reacts as soon as the evidence is sufficient and
+ * estimates the step where the change happened.
+ *
+ * Classification runs at each decision on the window's per-rank means and
+ * says why a slow rank is slow:
+ *   cpu      run-queue delay share well above its peers', or CPU seconds per
+ *            wall second low with many involuntary context switches;
+ *   network  link near its speed, InfiniBand waits far above its peers', or
+ *            own transfer time up while compute is unchanged;
+ *   work     more compute time while the CPU is fully used;
+ *   none     not slow, or slow for no visible reason (e.g. sleeping).
+ * It also tells whether the network is the bottleneck for the whole job,
+ * and each rank's CPU and NIC headroom for placement.  Plain C, no MPI. */
+#ifndef STARCOLL_SELECTOR_DETECT_H
+#define STARCOLL_SELECTOR_DETECT_H
+
+#include "sc_features.h"
+
+#define SC_STRAGGLER_RATIO 1.2 /* slower than this times the median: a straggler */
+
+typedef struct sc_rank_status {
+    /* Change-point test, updated every step. */
+    int straggler;     /* 1 while the test holds the rank slow */
+    long onset_step;   /* estimated first slow step of the current or last episode, -1 none */
+    long detect_step;  /* step at which that onset was detected, -1 none */
+    long end_step;     /* estimated first normal step after the last episode, -1 none */
+    long end_detect_step; /* step at which that end was detected, -1 none */
+    /* Classification over the last window (sc_detect_classify). */
+    int persistent;    /* slow for at least the persistence span */
+    int net_pressure;  /* link near its speed or InfiniBand waits far above its peers' */
+    int slow_link;     /* net_pressure on this rank only (not the majority), held persistently */
+    sc_cause cause;    /* why it is slow; SC_CAUSE_NONE when not slow or unexplained */
+    double slowdown;   /* own step time / median over the ring's non-stragglers */
+    double own_s, compute_s, xfer_s, step_s; /* window means, seconds */
+    double runq_share;   /* run-queue delay per wall second */
+    double cpu_per_wall; /* CPU seconds per wall second */
+    double nvcsw_rate;   /* involuntary context switches per second */
+    double link_util;    /* max(tx, rx) / link speed; 0 when the speed is unknown */
+    double speed_bps;    /* link speed, bytes per second; 0 when unknown */
+    double ib_wait_ps;   /* InfiniBand port_xmit_wait increments per second */
+    double load_bps;     /* bytes reduced per second: what a parent takes on for it */
+    double cpu_headroom; /* [0, 1]: 1 = idle CPU to spare */
+    double nic_headroom; /* [0, 1]: 1 = idle link (or speed unknown) */
+} sc_rank_status;
+
+typedef struct sc_detect_summary {
+    int nstragglers;  /* ranks held slow by the change-point test */
+    int nslow_links;  /* ranks with slow_link set */
+    int nlink_near;   /* ranks whose link runs near its speed */
+    int ib_growing;   /* the median InfiniBand wait rate at least doubled */
+    int net_bound;    /* the network is the bottleneck of the job */
+    double comm_share;  /* median share of transfer time in the own step time */
+    double med_own, med_compute, med_xfer; /* medians over the ring's non-stragglers */
+    int worst;        /* rank with the largest slowdown */
+} sc_detect_summary;
+
+typedef struct sc_detect sc_detect;
+
+/* nranks >= 1; persist_steps >= 1: how long a rank must stay slow to be
+ * persistent.  NULL when out of memory or arguments are invalid. */
+sc_detect *sc_detect_new(int nranks, int persist_steps);
+void sc_detect_free(sc_detect *d);
+
+/* Own step time and own transfer time per rank from one step's feature rows
+ * (nranks x SC_NFEAT, values already sanitised to finite and >= 0).  A ring
+ * member waits inside the library for the ranks a round waits for (the k-th
+ * fastest compute among ring members: k = ring size for exact modes) and
+ * for its own transfer, so xfer_i = wait_i - max(0, c_k - compute_i),
+ * clamped at 0; a child's wait is all its own exchange with its parent.
+ * own_i = compute_i + xfer_i.  Where the monitor gives no compute and wait
+ * split, own_i = step_s.  ring NULL: all ranks; k <= 0: the ring size.
+ * scratch holds nranks doubles. */
+void sc_detect_own_times(const double *feat, int nranks, const unsigned char *ring, int k,
+                         double *scratch, double *own, double *xfer);
+
+/* Feeds one step's own times; ring[i] = 1 for ring members (NULL: all
+ * ranks).  Returns the number of onsets and ends detected at this step. */
+int sc_detect_step(sc_detect *d, long step, const double *own, const unsigned char *ring);
+
+/* Classifies the ranks over a window ending at last_step: mean_feat holds
+ * per-rank window means (nranks x SC_NFEAT), mean_own and mean_xfer the
+ * window means of sc_detect_own_times; window_steps the window's length.
+ * Fills the classification fields and *sum. */
+void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const double *mean_feat,
+                        const double *mean_own, const double *mean_xfer,
+                        const unsigned char *ring, sc_detect_summary *sum);
+
+/* Per-rank status, nranks entries, owned by d. */
+const sc_rank_status *sc_detect_status(const sc_detect *d);
+/* Cross-rank noise level of log step times (robust, smoothed). */
+double sc_detect_noise(const sc_detect *d);
+
+#endif

@@ -1,0 +1,114 @@
+/* Hysteresis between successive choices. */
+#include "hysteresis.h"
+#include "names.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sc_hysteresis_init(sc_hysteresis *h, int nranks)
+{
+    memset(h, 0, sizeof *h);
+    h->n = nranks;
+    h->pend_child = calloc((size_t)(nranks > 0 ? nranks : 1), 1);
+    return h->pend_child ? 0 : -1;
+}
+
+void sc_hysteresis_free(sc_hysteresis *h)
+{
+    free(h->pend_child);
+    h->pend_child = NULL;
+}
+
+void sc_hysteresis_restart(sc_hysteresis *h)
+{
+    h->decided = 1;
+    h->pend_wins = 0;
+}
+
+static int k_tolerance(int n) { return n / 8 > 1 ? n / 8 : 1; }
+
+static int same_mode_children_k(int n, sc_mode ma, int ka, const unsigned char *ca, sc_mode mb,
+                                int kb, const unsigned char *cb)
+{
+    if (ma != mb)
+        return 0;
+    if (ma == SC_MODE_QUORUM && abs(ka - kb) > k_tolerance(n))
+        return 0;
+    if (ma == SC_MODE_GROUPS && memcmp(ca, cb, (size_t)n) != 0)
+        return 0;
+    return 1;
+}
+
+int sc_choice_same(int nranks, const sc_candidate *a, const sc_candidate *b)
+{
+    return same_mode_children_k(nranks, a->mode, a->k, a->child, b->mode, b->k, b->child);
+}
+
+/* Whether b tolerates more stragglers than a. */
+static int more_tolerant(int n, const sc_candidate *a, const sc_candidate *b)
+{
+    int a_exact = a->mode == SC_MODE_SYNC || a->mode == SC_MODE_HIER;
+    if (a_exact)
+        return b->mode == SC_MODE_QUORUM || b->mode == SC_MODE_GROUPS;
+    if (a->mode == SC_MODE_QUORUM)
+        return b->mode == SC_MODE_GROUPS || (b->mode == SC_MODE_QUORUM && b->k < a->k);
+    if (a->mode == SC_MODE_GROUPS && b->mode == SC_MODE_GROUPS) {
+        int added = 0;
+        for (int i = 0; i < n; i++) {
+            if (a->child[i] && !b->child[i])
+                return 0;
+            added |= b->child[i] && !a->child[i];
+        }
+        return added;
+    }
+    return 0;
+}
+
+int sc_hysteresis_accept(sc_hysteresis *h, const sc_candidate *cur, const sc_candidate *cand,
+                         int onset, int use_margin, char *note, size_t notelen)
+{
+    int n = h->n;
+    if (!h->decided) {
+        h->decided = 1;
+        h->pend_wins = 0;
+        snprintf(note, notelen, "first decision");
+        return 1;
+    }
+    if (sc_choice_same(n, cur, cand)) {
+        h->pend_wins = 0;
+        snprintf(note, notelen, "kept %s", sc_sel_mode_name(cur->mode));
+        return 0;
+    }
+    if (onset && more_tolerant(n, cur, cand)) {
+        h->pend_wins = 0;
+        snprintf(note, notelen, "straggler onset: switched at once");
+        return 1;
+    }
+    if (h->pend_wins > 0 && same_mode_children_k(n, h->pend_mode, h->pend_k, h->pend_child, cand->mode,
+                                                 cand->k, cand->child)) {
+        h->pend_wins++;
+    } else {
+        h->pend_wins = 1;
+        memcpy(h->pend_child, cand->child, (size_t)n);
+    }
+    h->pend_mode = cand->mode;
+    h->pend_k = cand->k;
+    if (h->pend_wins < SC_HYSTERESIS_WINS) {
+        snprintf(note, notelen, "held %s: %s k=%d won %d of %d decisions", sc_sel_mode_name(cur->mode),
+                 sc_sel_mode_name(cand->mode), cand->k, h->pend_wins, SC_HYSTERESIS_WINS);
+        return 0;
+    }
+    /* Back to sync (exact, the safe fallback) needs no gain; anything else
+     * must pay for the swap. */
+    if (use_margin && cand->mode != SC_MODE_SYNC &&
+        !(cand->objective <= (1.0 - SC_HYSTERESIS_MARGIN) * cur->objective)) {
+        snprintf(note, notelen, "held %s: %s k=%d gains under %.0f%% (%.4g vs %.4g)",
+                 sc_sel_mode_name(cur->mode), sc_sel_mode_name(cand->mode), cand->k,
+                 100.0 * SC_HYSTERESIS_MARGIN, cand->objective, cur->objective);
+        return 0;
+    }
+    h->pend_wins = 0;
+    snprintf(note, notelen, "%s won %d decisions in a row", sc_sel_mode_name(cand->mode), SC_HYSTERESIS_WINS);
+    return 1;
+}

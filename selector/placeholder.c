@@ -1,1 +1,0 @@
-int sc_selector_placeholder;

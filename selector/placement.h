@@ -1,0 +1,31 @@
+/* Placement of the coordinator and of the children's parents on the ranks
+ * with the most CPU and NIC headroom (sc_rank_status.cpu_headroom +
+ * nic_headroom, ties to the lowest rank).
+ *
+ * Children are spread so that no parent's link saturates: each parent takes
+ * at most ceil(children / ring) children, and only while its link load plus
+ * the children's reduced bytes per second stays under SC_PARENT_LINK_MAX of
+ * its speed (where the speed is known).  A child keeps its parent while that
+ * parent stays valid, so placement does not churn with noise. */
+#ifndef STARCOLL_SELECTOR_PLACEMENT_H
+#define STARCOLL_SELECTOR_PLACEMENT_H
+
+#include "detect.h"
+
+#define SC_PARENT_LINK_MAX 0.9    /* a parent's link may run up to this share of its speed */
+#define SC_COORD_SWITCH_GAIN 0.2  /* headroom a new coordinator must add to replace the current */
+
+/* Fills parent[i] (-1 for ring members, else a ring member) for the ranks
+ * flagged in child.  prev_parent (NULL: none) is the assignment in force.
+ * Returns 1 when every child fits within its parent's link headroom, 0 when
+ * some parent's link will run near saturation (each child still gets the
+ * parent with the most room), -1 when there is no ring member at all. */
+int sc_place_parents(int nranks, const sc_rank_status *st, const unsigned char *child,
+                     const int *prev_parent, int *parent);
+
+/* The coordinator: a ring member with the most headroom.  The current one
+ * (-1: none) stays unless it became a child or another ring member has
+ * SC_COORD_SWITCH_GAIN more headroom. */
+int sc_place_coordinator(int nranks, const sc_rank_status *st, const unsigned char *child, int current);
+
+#endif

@@ -1,0 +1,462 @@
+/* The selector's front end: observe steps, decide modes. */
+#include "selector.h"
+#include "heuristic.h"
+#include "hysteresis.h"
+#include "learned.h"
+#include "model_file.h"
+#include "names.h"
+#include "noise_scale.h"
+#include "order_stats.h"
+#include "placement.h"
+#include "window.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WINDOW_MIN 8
+#define WINDOW_MAX 128
+#define NOISE_ALPHA 0.1
+
+struct sc_selector {
+    int kind, n, epoch;
+    sc_limits pol;
+    sc_detect *det;
+    sc_window win;
+    sc_noise_scale ns;
+    sc_learned *model; /* learned selector only */
+    sc_hysteresis hys;
+    sc_detect_summary sum;
+    sc_situation sit;
+
+    /* Decision in force. */
+    sc_candidate cur;
+    int *parent;
+    int coordinator;
+    char reason[160];
+    int exploring; /* the decision in force is an exploration */
+
+    sc_candidate cand; /* the last raw candidate */
+    char note[200];
+
+    /* Per-step data. */
+    double *feat, *own, *xfer, *scratch, *vals;
+    unsigned char *ring, *was_persistent;
+    int *prev_parent;
+    long last_step, last_decide_step;
+    int have_steps;
+    long latest_event; /* change-point estimate of the latest onset or end, -1 none */
+    int urgent;
+
+    /* Measured update interval ratio per mode since the last decision. */
+    double ratio_sum[SC_LEARNED_MODES];
+    long ratio_n[SC_LEARNED_MODES];
+
+    /* Situation scratch. */
+    double *mean_feat, *mean_own, *mean_xfer, *own_rows, *kth_mean;
+};
+
+static void set_msg(char *msg, size_t len, const char *text)
+{
+    if (msg && len)
+        snprintf(msg, len, "%s", text);
+}
+
+static void initial_decision(sc_selector *s)
+{
+    s->cur.mode = SC_MODE_SYNC;
+    s->cur.k = s->n;
+    s->cur.nchildren = 0;
+    memset(s->cur.child, 0, (size_t)s->n);
+    memset(s->ring, 1, (size_t)s->n);
+    for (int i = 0; i < s->n; i++)
+        s->parent[i] = -1;
+    s->coordinator = 0;
+    snprintf(s->reason, sizeof s->reason, "initial: sync until the first decision");
+}
+
+sc_selector *sc_selector_new(const sc_selector_config *cfg, char *msg, size_t msglen)
+{
+    set_msg(msg, msglen, "");
+    if (!cfg || cfg->nranks < 1 || cfg->epoch_steps < 1) {
+        char line[160];
+        snprintf(line, sizeof line, "selector: invalid configuration (nranks %d, epoch %d): both must be >= 1",
+                 cfg ? cfg->nranks : 0, cfg ? cfg->epoch_steps : 0);
+        set_msg(msg, msglen, line);
+        return NULL;
+    }
+    sc_selector *s = calloc(1, sizeof *s);
+    if (!s) {
+        set_msg(msg, msglen, "selector: out of memory");
+        return NULL;
+    }
+    int n = cfg->nranks;
+    size_t un = (size_t)n;
+    s->n = n;
+    s->epoch = cfg->epoch_steps;
+    s->kind = cfg->kind == SC_KIND_LEARNED ? SC_KIND_LEARNED : SC_KIND_HEURISTIC;
+    s->pol.allowed = cfg->allowed_modes_mask ? (unsigned)cfg->allowed_modes_mask : ~0u;
+    s->pol.quorum_fixed = cfg->quorum_fixed > n ? n : (cfg->quorum_fixed > 0 ? cfg->quorum_fixed : 0);
+    s->pol.staleness = cfg->staleness > 0 ? cfg->staleness : 0;
+    int cap = cfg->epoch_steps < WINDOW_MIN ? WINDOW_MIN : cfg->epoch_steps > WINDOW_MAX ? WINDOW_MAX : cfg->epoch_steps;
+    int persist = cfg->epoch_steps / 2 > 2 ? cfg->epoch_steps / 2 : 2;
+    s->det = sc_detect_new(n, persist);
+    int bad = !s->det || sc_window_init(&s->win, n, cap) != 0 || sc_hysteresis_init(&s->hys, n) != 0;
+    s->cur.child = calloc(un, 1);
+    s->cand.child = calloc(un, 1);
+    s->ring = calloc(un, 1);
+    s->was_persistent = calloc(un, 1);
+    s->parent = calloc(un, sizeof(int));
+    s->prev_parent = calloc(un, sizeof(int));
+    s->feat = calloc(un * SC_NFEAT, sizeof(double));
+    s->own = calloc(un, sizeof(double));
+    s->xfer = calloc(un, sizeof(double));
+    s->scratch = calloc(un, sizeof(double));
+    s->vals = calloc(un, sizeof(double));
+    s->mean_feat = calloc(un * SC_NFEAT, sizeof(double));
+    s->mean_own = calloc(un, sizeof(double));
+    s->mean_xfer = calloc(un, sizeof(double));
+    s->own_rows = calloc(un * (size_t)cap, sizeof(double));
+    s->kth_mean = calloc(un, sizeof(double));
+    if (bad || !s->cur.child || !s->cand.child || !s->ring || !s->was_persistent || !s->parent ||
+        !s->prev_parent || !s->feat || !s->own || !s->xfer || !s->scratch || !s->vals || !s->mean_feat ||
+        !s->mean_own || !s->mean_xfer || !s->own_rows || !s->kth_mean) {
+        sc_selector_free(s);
+        set_msg(msg, msglen, "selector: out of memory");
+        return NULL;
+    }
+    sc_noise_scale_init(&s->ns, NOISE_ALPHA);
+    s->last_decide_step = -1;
+    s->latest_event = -1;
+    initial_decision(s);
+
+    const char *path = cfg->model_path && cfg->model_path[0] ? cfg->model_path : NULL;
+    if (s->kind == SC_KIND_LEARNED) {
+        s->model = calloc(1, sizeof *s->model);
+        if (!s->model) {
+            set_msg(msg, msglen, "selector: out of memory for the learned model; using the heuristic selector");
+            s->kind = SC_KIND_HEURISTIC;
+        } else {
+            sc_learned_init(s->model);
+            char err[256];
+            if (path && sc_model_load(s->model, path, err, sizeof err) != 0) {
+                char line[400];
+                snprintf(line, sizeof line, "STARCOLL_MODEL=%s; using the heuristic selector", err);
+                set_msg(msg, msglen, line);
+                free(s->model);
+                s->model = NULL;
+                s->kind = SC_KIND_HEURISTIC;
+            }
+        }
+    } else if (path) {
+        char line[400];
+        snprintf(line, sizeof line, "STARCOLL_MODEL=%s is ignored: the heuristic selector runs", path);
+        set_msg(msg, msglen, line);
+    }
+    return s;
+}
+
+void sc_selector_free(sc_selector *s)
+{
+    if (!s)
+        return;
+    sc_detect_free(s->det);
+    sc_window_free(&s->win);
+    sc_hysteresis_free(&s->hys);
+    free(s->model);
+    free(s->cur.child);
+    free(s->cand.child);
+    free(s->ring);
+    free(s->was_persistent);
+    free(s->parent);
+    free(s->prev_parent);
+    free(s->feat);
+    free(s->own);
+    free(s->xfer);
+    free(s->scratch);
+    free(s->vals);
+    free(s->mean_feat);
+    free(s->mean_own);
+    free(s->mean_xfer);
+    free(s->own_rows);
+    free(s->kth_mean);
+    free(s);
+}
+
+/* Median over the ranks of one feature's positive values (0: none). */
+static double feature_median(sc_selector *s, int idx)
+{
+    int m = 0;
+    for (int i = 0; i < s->n; i++) {
+        double v = s->feat[(size_t)i * SC_NFEAT + idx];
+        if (v > 0.0)
+            s->vals[m++] = v;
+    }
+    return sc_median_of(s->vals, m, s->scratch);
+}
+
+void sc_selector_observe(sc_selector *s, long step, sc_mode current_mode, const double *feat)
+{
+    if (!s || !feat)
+        return;
+    size_t total = (size_t)s->n * SC_NFEAT;
+    for (size_t j = 0; j < total; j++)
+        s->feat[j] = isfinite(feat[j]) && feat[j] > 0.0 ? feat[j] : 0.0;
+
+    /* Learned model input: the step's update interval relative to compute. */
+    if ((int)current_mode >= 0 && current_mode < SC_LEARNED_MODES) {
+        double interval = feature_median(s, SC_F_STEP_S);
+        double compute = feature_median(s, SC_F_COMPUTE_S);
+        if (interval > 0.0 && compute > 0.0) {
+            s->ratio_sum[current_mode] += interval / compute;
+            s->ratio_n[current_mode]++;
+        }
+    }
+    /* Noise scale from exact steps only: a tolerant round's sum holds a
+     * varying number of buffers. */
+    if (current_mode == SC_MODE_SYNC || current_mode == SC_MODE_HIER) {
+        double sum_sq = feature_median(s, SC_F_SUM_SQNORM);
+        for (int i = 0; i < s->n; i++)
+            s->vals[i] = s->feat[(size_t)i * SC_NFEAT + SC_F_GRAD_SQNORM];
+        sc_noise_scale_add(&s->ns, s->vals, s->n, sum_sq);
+    }
+
+    const unsigned char *ring = current_mode == SC_MODE_GROUPS ? s->ring : NULL;
+    int k = 0;
+    if (current_mode == SC_MODE_QUORUM)
+        k = s->cur.mode == SC_MODE_QUORUM ? s->cur.k : s->pol.quorum_fixed;
+    sc_detect_own_times(s->feat, s->n, ring, k, s->scratch, s->own, s->xfer);
+    if (sc_detect_step(s->det, step, s->own, s->ring) > 0) {
+        const sc_rank_status *st = sc_detect_status(s->det);
+        for (int i = 0; i < s->n; i++) {
+            if (st[i].detect_step == step && st[i].onset_step > s->latest_event)
+                s->latest_event = st[i].onset_step;
+            if (st[i].end_detect_step == step && st[i].end_step > s->latest_event)
+                s->latest_event = st[i].end_step;
+        }
+        s->urgent = 1;
+    }
+    sc_window_add(&s->win, step, s->feat, s->own, s->xfer);
+    s->last_step = step;
+    s->have_steps = 1;
+}
+
+int sc_selector_urgent(const sc_selector *s) { return s ? s->urgent : 0; }
+
+/* Builds s->sit from the window: the steps since the latest change point. */
+static void build_situation(sc_selector *s)
+{
+    int n = s->n;
+    int rows = s->latest_event >= 0 ? sc_window_count_since(&s->win, s->latest_event) : s->win.count;
+    if (rows <= 0)
+        rows = s->win.count;
+    sc_window_means(&s->win, rows, s->mean_feat, s->mean_own, s->mean_xfer);
+    const unsigned char *ring = s->cur.mode == SC_MODE_GROUPS ? s->ring : NULL;
+    sc_detect_classify(s->det, s->last_step, rows, s->mean_feat, s->mean_own, s->mean_xfer, ring, &s->sum);
+
+    memset(s->kth_mean, 0, (size_t)n * sizeof(double));
+    double spread = 0.0;
+    int spread_rows = 0;
+    for (int r = 0; r < rows; r++) {
+        double *row = s->own_rows + (size_t)r * n;
+        memcpy(row, sc_window_own(&s->win, rows, r), (size_t)n * sizeof(double));
+        memcpy(s->scratch, row, (size_t)n * sizeof(double));
+        sc_sort_doubles(s->scratch, n);
+        for (int k = 0; k < n; k++)
+            s->kth_mean[k] += s->scratch[k] / rows;
+        double med = sc_median_sorted(s->scratch, n);
+        if (med > 0.0) {
+            spread += (s->scratch[n - 1] - med) / med;
+            spread_rows++;
+        }
+    }
+    const sc_rank_status *st = sc_detect_status(s->det);
+    int onset = 0;
+    for (int i = 0; i < n; i++)
+        if ((st[i].straggler && st[i].detect_step > s->last_decide_step) ||
+            (st[i].persistent && !s->was_persistent[i]))
+            onset = 1;
+    s->sit = (sc_situation){
+        .nranks = n,
+        .step = s->last_step,
+        .nrows = rows,
+        .own_rows = s->own_rows,
+        .kth_mean = s->kth_mean,
+        .spread = spread_rows ? spread / spread_rows : 0.0,
+        .rank = st,
+        .sum = &s->sum,
+        .noise_scale = sc_noise_scale_value(&s->ns, (double)n),
+        .noise_measured = s->ns.samples > 0,
+        .onset = onset,
+    };
+}
+
+/* Folds the measured interval ratios since the last call into the model. */
+static void learn_window(sc_selector *s, int cls)
+{
+    long min_steps = s->epoch / 4 > 1 ? s->epoch / 4 : 1;
+    for (int md = 0; md < SC_LEARNED_MODES; md++) {
+        if (s->model && s->ratio_n[md] >= min_steps)
+            sc_learned_add(s->model, cls, (sc_mode)md, s->ratio_sum[md] / (double)s->ratio_n[md]);
+        s->ratio_sum[md] = 0.0;
+        s->ratio_n[md] = 0;
+    }
+}
+
+void sc_selector_learn(sc_selector *s, long step)
+{
+    (void)step;
+    if (!s || !s->have_steps)
+        return;
+    build_situation(s);
+    learn_window(s, sc_learned_class(&s->sit));
+}
+
+static void fill_out(const sc_selector *s, sc_decision *out)
+{
+    if (!out)
+        return;
+    out->mode = s->cur.mode;
+    out->quorum_k = s->cur.k;
+    out->coordinator = s->coordinator;
+    out->nranks = s->n;
+    if (out->parent)
+        memcpy(out->parent, s->parent, (size_t)s->n * sizeof(int));
+    snprintf(out->reason, sizeof out->reason, "%s", s->reason);
+}
+
+int sc_selector_decide(sc_selector *s, long step, sc_decision *out)
+{
+    if (!s)
+        return 0;
+    if (!s->have_steps) {
+        fill_out(s, out);
+        return 0;
+    }
+    int n = s->n;
+    build_situation(s);
+    const sc_situation *sit = &s->sit;
+    int cls = sc_learned_class(sit);
+
+    int explore = 0;
+    if (s->kind == SC_KIND_LEARNED)
+        sc_learned_choose(s->model, sit, &s->pol, s->cur.mode, &s->cand, &explore);
+    else
+        sc_heuristic_choose(sit, &s->pol, s->cur.mode, &s->cand);
+
+    int use_margin;
+    if (s->kind == SC_KIND_LEARNED) {
+        s->cur.objective = sc_learned_score(s->model, sit, cls, s->cur.mode, s->cur.k, s->cur.child);
+        use_margin = 1;
+    } else {
+        s->cur.objective = sc_objective(sit, s->cur.mode, s->cur.k, s->cur.child);
+        int cur_rule = s->cur.mode == SC_MODE_SYNC || s->cur.mode == SC_MODE_QUORUM;
+        int cand_rule = s->cand.mode == SC_MODE_SYNC || s->cand.mode == SC_MODE_QUORUM;
+        use_margin = cur_rule && cand_rule;
+    }
+    int accept;
+    if (explore || s->exploring) {
+        /* An exploration runs for one epoch, then the best choice returns at once. */
+        accept = !sc_choice_same(n, &s->cur, &s->cand);
+        sc_hysteresis_restart(&s->hys);
+        snprintf(s->note, sizeof s->note, "%s", explore ? "exploration epoch" : "exploration over");
+    } else {
+        accept = sc_hysteresis_accept(&s->hys, &s->cur, &s->cand, sit->onset, use_margin, s->note,
+                                      sizeof s->note);
+    }
+    s->exploring = explore;
+
+    /* The decision in force before this call, to report a change. */
+    sc_mode old_mode = s->cur.mode;
+    int old_k = s->cur.k, old_coord = s->coordinator;
+    memcpy(s->prev_parent, s->parent, (size_t)n * sizeof(int));
+
+    if (accept) {
+        s->cur.mode = s->cand.mode;
+        s->cur.k = s->cand.k;
+        s->cur.nchildren = s->cand.nchildren;
+        memcpy(s->cur.child, s->cand.child, (size_t)n);
+        s->cur.interval = s->cand.interval;
+        s->cur.objective = s->cand.objective;
+        snprintf(s->reason, sizeof s->reason, "%s", s->cand.reason);
+    }
+    const sc_rank_status *st = sc_detect_status(s->det);
+    int fits = sc_place_parents(n, st, s->cur.child, s->prev_parent, s->parent);
+    if (fits == 0 && accept) {
+        size_t len = strlen(s->reason);
+        snprintf(s->reason + len, sizeof s->reason - len, "; parents' links near saturation");
+    }
+    for (int i = 0; i < n; i++)
+        s->ring[i] = s->cur.child[i] ? 0 : 1;
+    s->coordinator = sc_place_coordinator(n, st, s->cur.child, s->coordinator);
+
+    learn_window(s, cls);
+    for (int i = 0; i < n; i++)
+        s->was_persistent[i] = (unsigned char)st[i].persistent;
+    s->last_decide_step = step > s->last_step ? step : s->last_step;
+    s->urgent = 0;
+
+    int changed = old_mode != s->cur.mode || old_k != s->cur.k || old_coord != s->coordinator ||
+                  memcmp(s->prev_parent, s->parent, (size_t)n * sizeof(int)) != 0;
+    fill_out(s, out);
+    return changed;
+}
+
+int sc_selector_save_model(const sc_selector *s, const char *path, const char *comment, char *msg,
+                           size_t msglen)
+{
+    if (!s || !s->model) {
+        set_msg(msg, msglen, "no learned model to save (the selector is not the learned one)");
+        return -1;
+    }
+    return sc_model_save(s->model, path, comment, msg, msglen);
+}
+
+int sc_selector_is_learned(const sc_selector *s) { return s && s->kind == SC_KIND_LEARNED; }
+
+const sc_rank_status *sc_selector_ranks(const sc_selector *s) { return sc_detect_status(s->det); }
+
+double sc_selector_noise_scale(const sc_selector *s, int *measured)
+{
+    if (measured)
+        *measured = s->ns.samples > 0;
+    return sc_noise_scale_value(&s->ns, (double)s->n);
+}
+
+void sc_selector_last_candidate(const sc_selector *s, sc_mode *mode, int *k)
+{
+    if (mode)
+        *mode = s->cand.mode;
+    if (k)
+        *k = s->cand.k;
+}
+
+const char *sc_selector_note(const sc_selector *s) { return s->note; }
+
+void sc_selector_signals(const sc_selector *s, char *buf, size_t len)
+{
+    if (!buf || len == 0)
+        return;
+    const sc_detect_summary *sum = &s->sum;
+    int measured;
+    double b = sc_selector_noise_scale(s, &measured);
+    int used = snprintf(buf, len, "spread %.1f%%, noise %.1f%%, B=%.3g%s, transfer %.0f%%, links near speed %d/%d%s",
+                        100.0 * s->sit.spread, 100.0 * sc_detect_noise(s->det), b, measured ? "" : " (prior)",
+                        100.0 * sum->comm_share, sum->nlink_near, s->n, sum->ib_growing ? ", IB waits growing" : "");
+    const sc_rank_status *st = sc_detect_status(s->det);
+    int listed = 0;
+    for (int i = 0; i < s->n && used > 0 && (size_t)used < len; i++) {
+        if (!st[i].straggler && !st[i].slow_link)
+            continue;
+        if (listed == 4) {
+            used += snprintf(buf + used, len - (size_t)used, ", ...");
+            break;
+        }
+        used += snprintf(buf + used, len - (size_t)used, "%s rank %d %.2fx %s%s (runq %.0f%%, link %.0f%%)",
+                         listed ? "," : "; slow:", i, st[i].slowdown, sc_sel_cause_name(st[i].cause),
+                         st[i].persistent ? " persistent" : "", 100.0 * st[i].runq_share,
+                         100.0 * st[i].link_util);
+        listed++;
+    }
+}
