@@ -1,0 +1,419 @@
+/* Selector decisions on synthetic telemetry: one scenario per cause, onset
+ * and recovery, hysteresis, determinism, placement and limits. */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "names.h"
+#include "placement.h"
+#include "selector.h"
+#include "unit_selector_synth.h"
+
+static driver dr; /* big: keep it off the stack */
+
+static void show(const char *what, const driver *d)
+{
+    char sig[400];
+    sc_selector_signals(d->sel, sig, sizeof sig);
+    printf("\n    %s: %s k=%d coord=%d | %s\n    signals: %s\n", what, sc_sel_mode_name(d->d.mode),
+           d->d.quorum_k, d->d.coordinator, d->d.reason, sig);
+}
+
+static void test_no_straggler_gives_sync(void)
+{
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 1) == 0);
+    dr.syn.jitter = 0.01;
+    driver_run(&dr, 60, 1);
+    show("no straggler", &dr);
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_SYNC);
+    CU_ASSERT_EQUAL(dr.d.quorum_k, 8);
+    CU_ASSERT_EQUAL(dr.changes, 0); /* sync from the start: nothing to change */
+    const sc_rank_status *st = sc_selector_ranks(dr.sel);
+    for (int i = 0; i < 8; i++) {
+        CU_ASSERT_FALSE(st[i].straggler);
+        CU_ASSERT_EQUAL(dr.parent[i], -1);
+    }
+    driver_free(&dr);
+}
+
+static void test_cpu_straggler_becomes_child(void)
+{
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 2) == 0);
+    dr.syn.jitter = 0.01;
+    dr.syn.rank[3].slow = 2.0;
+    dr.syn.rank[3].runq_share = 0.5; /* half its compute time waiting for a CPU */
+    driver_run(&dr, 40, 1);
+    show("cpu straggler", &dr);
+    const sc_rank_status *st = sc_selector_ranks(dr.sel);
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_GROUPS);
+    CU_ASSERT_TRUE(st[3].straggler);
+    CU_ASSERT_EQUAL(st[3].cause, SC_CAUSE_CPU);
+    CU_ASSERT(fabs(st[3].slowdown - 2.0) < 0.2);
+    CU_ASSERT(dr.parent[3] >= 0 && dr.parent[3] != 3);
+    for (int i = 0; i < 8; i++)
+        if (i != 3)
+            CU_ASSERT_EQUAL(dr.parent[i], -1);
+    CU_ASSERT_EQUAL(dr.d.quorum_k, 7);
+    CU_ASSERT_NOT_EQUAL(dr.d.coordinator, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(dr.d.reason, "rank 3"));
+    driver_free(&dr);
+}
+
+static void test_network_bound_gives_hier(void)
+{
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 3) == 0);
+    dr.syn.jitter = 0.01;
+    dr.syn.comm_s = 0.08;
+    for (int i = 0; i < 8; i++)
+        dr.syn.rank[i].link_util = 0.9;
+    driver_run(&dr, 40, 1);
+    show("network-bound", &dr);
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_HIER);
+    const sc_rank_status *st = sc_selector_ranks(dr.sel);
+    for (int i = 0; i < 8; i++)
+        CU_ASSERT_FALSE(st[i].straggler || st[i].slow_link);
+    driver_free(&dr);
+}
+
+static void test_jitter_gives_quorum(void)
+{
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 4) == 0);
+    dr.syn.jitter = 0.3;
+    dr.syn.noise_scale = 8.0;
+    driver_run(&dr, 100, 1);
+    show("lognormal jitter", &dr);
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_QUORUM);
+    CU_ASSERT(dr.d.quorum_k >= 4 && dr.d.quorum_k <= 7);
+    driver_free(&dr);
+}
+
+static void test_sleeping_straggler_gives_quorum(void)
+{
+    /* 2x slow from sleeping: no CPU or network cause, so no child; the
+     * paper's rule drops the slowest rank from the quorum. */
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 5) == 0);
+    dr.syn.jitter = 0.01;
+    dr.syn.noise_scale = 8.0;
+    dr.syn.rank[2].slow = 2.0;
+    dr.syn.rank[2].sleeps = 1;
+    driver_run(&dr, 60, 1);
+    show("sleeping straggler", &dr);
+    const sc_rank_status *st = sc_selector_ranks(dr.sel);
+    CU_ASSERT_TRUE(st[2].straggler);
+    CU_ASSERT_EQUAL(st[2].cause, SC_CAUSE_NONE);
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_QUORUM);
+    CU_ASSERT_EQUAL(dr.d.quorum_k, 7);
+    driver_free(&dr);
+}
+
+static void test_work_straggler_classified(void)
+{
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 6) == 0);
+    dr.syn.jitter = 0.01;
+    dr.syn.rank[1].slow = 1.6; /* more compute, CPU fully busy */
+    driver_run(&dr, 40, 1);
+    show("more work", &dr);
+    const sc_rank_status *st = sc_selector_ranks(dr.sel);
+    CU_ASSERT_TRUE(st[1].straggler);
+    CU_ASSERT_EQUAL(st[1].cause, SC_CAUSE_WORK);
+    CU_ASSERT_NOT_EQUAL(dr.d.mode, SC_MODE_GROUPS); /* more work is no reason to make a child */
+    driver_free(&dr);
+}
+
+static void test_slow_link_becomes_child(void)
+{
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 7) == 0);
+    dr.syn.jitter = 0.01;
+    dr.syn.comm_s = 0.04;
+    for (int i = 0; i < 8; i++)
+        dr.syn.rank[i].link_util = 0.2;
+    dr.syn.rank[6].link_util = 0.95;
+    dr.syn.rank[6].xfer_extra = 0.05;
+    driver_run(&dr, 60, 1);
+    show("slow link", &dr);
+    const sc_rank_status *st = sc_selector_ranks(dr.sel);
+    CU_ASSERT_EQUAL(st[6].cause, SC_CAUSE_NETWORK);
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_GROUPS);
+    CU_ASSERT(dr.parent[6] >= 0);
+    driver_free(&dr);
+}
+
+static void test_onset_and_recovery(void)
+{
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 8) == 0);
+    dr.syn.jitter = 0.02;
+    dr.syn.noise_scale = 8.0;
+    driver_run(&dr, 60, 1);
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_SYNC);
+    const long onset = 60, end = 160;
+    dr.syn.rank[5].slow = 2.0;
+    dr.syn.rank[5].runq_share = 0.5;
+    driver_run(&dr, end - onset, 1);
+    const sc_rank_status *st = sc_selector_ranks(dr.sel);
+    long detect_latency = st[5].detect_step - onset;
+    int first = driver_change_after(&dr, onset);
+    CU_ASSERT_FATAL(first >= 0);
+    long switch_latency = dr.change_step[first] - onset;
+    CU_ASSERT_TRUE(detect_latency >= 0 && detect_latency <= 2);
+    CU_ASSERT_TRUE(switch_latency <= 3);
+    CU_ASSERT_NOT_EQUAL(dr.change_mode[first], SC_MODE_SYNC);
+    CU_ASSERT_EQUAL(st[5].onset_step, onset); /* the change point is placed where it happened */
+    show("after onset", &dr);
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_GROUPS);
+    CU_ASSERT(dr.parent[5] >= 0);
+
+    dr.syn.rank[5].slow = 1.0;
+    dr.syn.rank[5].runq_share = 0.0;
+    driver_run(&dr, 100, 1);
+    int back = driver_change_after(&dr, end);
+    CU_ASSERT_FATAL(back >= 0);
+    long end_detect = st[5].end_detect_step - end;
+    long back_latency = dr.change_step[back] - end;
+    show("after recovery", &dr);
+    CU_ASSERT_FALSE(st[5].straggler);
+    CU_ASSERT_TRUE(end_detect >= 0 && end_detect <= 3);
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_SYNC);
+    CU_ASSERT_EQUAL(dr.parent[5], -1);
+    CU_ASSERT_TRUE(back_latency <= 2 * 20 + 3); /* planned changes wait two decisions */
+    printf("    onset at step %ld: detected after %ld steps, mode changed after %ld (to %s), then %s\n",
+           onset, detect_latency, switch_latency, sc_sel_mode_name(dr.change_mode[first]),
+           dr.changes > first + 1 ? sc_sel_mode_name(dr.change_mode[first + 1]) : "-");
+    printf("    end at step %ld: detected after %ld steps, back to %s after %ld steps; %d changes in all\n", end,
+           end_detect, sc_sel_mode_name(dr.change_mode[back]), back_latency, dr.changes);
+    CU_ASSERT_TRUE(dr.changes <= 4);
+    driver_free(&dr);
+}
+
+/* Spread of step times hovering around the 5% sync threshold. */
+static void test_no_flapping_near_threshold(void)
+{
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 9) == 0);
+    dr.syn.jitter = 0.05; /* spread of own step times 4.5% to 7% from epoch to epoch */
+    dr.syn.noise_scale = 1.0;
+    int cand_flips = 0, decisions = 0;
+    sc_mode prev = SC_MODE_SYNC;
+    for (int e = 0; e < 40; e++) {
+        driver_run(&dr, 20, 0);
+        sc_mode m;
+        int k;
+        sc_selector_last_candidate(dr.sel, &m, &k);
+        cand_flips += e > 0 && m != prev;
+        prev = m;
+        decisions++;
+    }
+    printf("\n    near threshold: %d raw candidate flips in %d decisions, %d decision changes\n", cand_flips,
+           decisions, dr.changes);
+    CU_ASSERT_TRUE(cand_flips >= 8); /* the scenario really sits on the threshold */
+    CU_ASSERT_TRUE(dr.changes <= 3); /* the first decision, and at most one change back and forth */
+    driver_free(&dr);
+}
+
+/* A mixed run: jitter, an onset, a recovery, one rank with a busy link. */
+static void mixed_run(driver *d, uint64_t seed)
+{
+    CU_ASSERT_FATAL(driver_init(d, SC_KIND_HEURISTIC, 16, 20, NULL, seed) == 0);
+    d->syn.jitter = 0.08;
+    d->syn.noise_scale = 4.0;
+    d->syn.rank[9].link_util = 0.5;
+    driver_run(d, 70, 1);
+    d->syn.rank[4].slow = 2.5;
+    d->syn.rank[4].runq_share = 0.6;
+    driver_run(d, 90, 1);
+    d->syn.rank[4].slow = 1.0;
+    d->syn.rank[4].runq_share = 0.0;
+    driver_run(d, 80, 1);
+}
+
+static driver dr2;
+
+static void test_deterministic(void)
+{
+    mixed_run(&dr, 42);
+    mixed_run(&dr2, 42);
+    CU_ASSERT_TRUE(dr.changes >= 2);
+    CU_ASSERT_EQUAL(dr.changes, dr2.changes);
+    for (int i = 0; i < dr.changes && i < SYNTH_MAX_CHANGES; i++) {
+        CU_ASSERT_EQUAL(dr.change_step[i], dr2.change_step[i]);
+        CU_ASSERT_EQUAL(dr.change_mode[i], dr2.change_mode[i]);
+        CU_ASSERT_EQUAL(dr.change_k[i], dr2.change_k[i]);
+        CU_ASSERT_STRING_EQUAL(dr.change_reason[i], dr2.change_reason[i]);
+    }
+    CU_ASSERT_EQUAL(memcmp(dr.parent, dr2.parent, 16 * sizeof(int)), 0);
+    CU_ASSERT_EQUAL(dr.d.coordinator, dr2.d.coordinator);
+    for (int i = 0; i < dr.changes && i < SYNTH_MAX_CHANGES; i++)
+        printf("%s    step %3ld: %s k=%d | %s", i ? "\n" : "\n", dr.change_step[i],
+               sc_sel_mode_name(dr.change_mode[i]), dr.change_k[i], dr.change_reason[i]);
+    printf("\n");
+    driver_free(&dr);
+    driver_free(&dr2);
+}
+
+static void test_children_spread_over_parents(void)
+{
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 10) == 0);
+    dr.syn.jitter = 0.01;
+    int slow[3] = {1, 4, 6};
+    for (int j = 0; j < 3; j++) {
+        dr.syn.rank[slow[j]].slow = 2.0 + 0.2 * j;
+        dr.syn.rank[slow[j]].runq_share = 0.5;
+    }
+    driver_run(&dr, 40, 1);
+    show("three cpu stragglers", &dr);
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_GROUPS);
+    int load[8] = {0};
+    for (int j = 0; j < 3; j++) {
+        int p = dr.parent[slow[j]];
+        CU_ASSERT_FATAL(p >= 0 && p < 8);
+        CU_ASSERT_EQUAL(dr.parent[p], -1); /* parents are ring members */
+        load[p]++;
+    }
+    for (int i = 0; i < 8; i++)
+        CU_ASSERT_TRUE(load[i] <= 1); /* ceil(3 children / 5 ring members) */
+    CU_ASSERT_EQUAL(dr.d.quorum_k, 5);
+    driver_free(&dr);
+}
+
+static void test_placement_respects_link_headroom(void)
+{
+    sc_rank_status st[5];
+    memset(st, 0, sizeof st);
+    for (int i = 0; i < 5; i++) {
+        st[i].cpu_headroom = 1.0;
+        st[i].nic_headroom = 1.0;
+        st[i].speed_bps = 1e9;
+        st[i].load_bps = 1e8; /* a child adds 10% of a link */
+    }
+    st[0].link_util = 0.85; /* most CPU headroom but a busy link */
+    st[0].nic_headroom = 0.15;
+    st[0].cpu_headroom = 1.0;
+    st[1].cpu_headroom = 0.5;
+    st[2].cpu_headroom = 0.9;
+    unsigned char child[5] = {0, 0, 0, 1, 1};
+    int parent[5];
+    CU_ASSERT_EQUAL(sc_place_parents(5, st, child, NULL, parent), 1);
+    CU_ASSERT_EQUAL(parent[0], -1);
+    CU_ASSERT_NOT_EQUAL(parent[3], 0); /* 0.85 + 0.10 would pass 90% of its link */
+    CU_ASSERT_NOT_EQUAL(parent[4], 0);
+    CU_ASSERT_NOT_EQUAL(parent[3], parent[4]); /* at most ceil(2/3) = 1 child each */
+    CU_ASSERT_EQUAL(parent[3], 2);             /* most headroom among those that fit */
+    /* A valid parent in force is kept even when another has more room. */
+    int prev[5] = {-1, -1, -1, 1, 2};
+    sc_place_parents(5, st, child, prev, parent);
+    CU_ASSERT_EQUAL(parent[3], 1);
+    CU_ASSERT_EQUAL(parent[4], 2);
+    /* Every link near saturation: each child still gets a parent, and the
+     * call says so. */
+    for (int i = 0; i < 3; i++)
+        st[i].link_util = 0.95;
+    CU_ASSERT_EQUAL(sc_place_parents(5, st, child, NULL, parent), 0);
+    CU_ASSERT(parent[3] >= 0 && parent[3] < 3 && parent[4] >= 0 && parent[4] < 3);
+    /* Coordinator: the most headroom, sticky within the switch gain. */
+    st[0].link_util = 0.0;
+    st[0].nic_headroom = 1.0;
+    CU_ASSERT_EQUAL(sc_place_coordinator(5, st, child, -1), 0);
+    st[2].cpu_headroom = 0.95;
+    st[0].cpu_headroom = 0.9;
+    CU_ASSERT_EQUAL(sc_place_coordinator(5, st, child, 0), 0); /* 0.05 better is not enough */
+    CU_ASSERT_EQUAL(sc_place_coordinator(5, st, child, 3), 2); /* a child cannot coordinate */
+}
+
+static void test_limits_respected(void)
+{
+    /* Groups not allowed: the cpu straggler is handled by a quorum. */
+    sc_selector_config cfg = {.kind = SC_KIND_HEURISTIC, .nranks = 8, .epoch_steps = 20, .staleness = 4,
+                              .allowed_modes_mask = (1 << SC_MODE_SYNC) | (1 << SC_MODE_QUORUM)};
+    CU_ASSERT_FATAL(driver_init_cfg(&dr, &cfg, 11) == 0);
+    dr.syn.jitter = 0.01;
+    dr.syn.rank[3].slow = 2.0;
+    dr.syn.rank[3].runq_share = 0.5;
+    driver_run(&dr, 60, 1);
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_QUORUM);
+    CU_ASSERT_EQUAL(dr.d.quorum_k, 7);
+    driver_free(&dr);
+
+    /* A fixed quorum size is used as given. */
+    cfg.quorum_fixed = 5;
+    CU_ASSERT_FATAL(driver_init_cfg(&dr, &cfg, 12) == 0);
+    dr.syn.jitter = 0.3;
+    driver_run(&dr, 60, 1);
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_QUORUM);
+    CU_ASSERT_EQUAL(dr.d.quorum_k, 5);
+    driver_free(&dr);
+
+    /* No staleness allowed: quorum is never chosen. */
+    cfg.quorum_fixed = 0;
+    cfg.staleness = 0;
+    CU_ASSERT_FATAL(driver_init_cfg(&dr, &cfg, 13) == 0);
+    dr.syn.jitter = 0.3;
+    driver_run(&dr, 60, 1);
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_SYNC);
+    driver_free(&dr);
+}
+
+static void test_bad_input_is_safe(void)
+{
+    char msg[200];
+    sc_selector_config cfg = {.kind = SC_KIND_HEURISTIC, .nranks = 0, .epoch_steps = 20};
+    CU_ASSERT_PTR_NULL(sc_selector_new(&cfg, msg, sizeof msg));
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg, "nranks"));
+    cfg.nranks = 4;
+    cfg.epoch_steps = 0;
+    CU_ASSERT_PTR_NULL(sc_selector_new(&cfg, msg, sizeof msg));
+    CU_ASSERT_PTR_NULL(sc_selector_new(NULL, msg, sizeof msg));
+
+    /* Not finite or negative features: read as unknown, no crash, sync. */
+    cfg.epoch_steps = 5;
+    sc_selector *s = sc_selector_new(&cfg, msg, sizeof msg);
+    CU_ASSERT_FATAL(s != NULL);
+    CU_ASSERT_STRING_EQUAL(msg, "");
+    double feat[4 * SC_NFEAT];
+    int parent[4];
+    sc_decision d = {.parent = parent};
+    CU_ASSERT_EQUAL(sc_selector_decide(s, 0, &d), 0); /* nothing observed yet: the initial sync */
+    CU_ASSERT_EQUAL(d.mode, SC_MODE_SYNC);
+    for (int t = 0; t < 12; t++) {
+        for (int j = 0; j < 4 * SC_NFEAT; j++)
+            feat[j] = (j + t) % 3 == 0 ? NAN : (j % 5 == 0 ? -1.0 : (j % 7 == 0 ? INFINITY : 0.1));
+        sc_selector_observe(s, t, SC_MODE_SYNC, feat);
+    }
+    sc_selector_observe(s, 12, SC_MODE_SYNC, NULL);
+    sc_selector_decide(s, 12, &d);
+    CU_ASSERT(d.mode >= SC_MODE_SYNC && d.mode < SC_MODE_AUTO);
+    CU_ASSERT(d.coordinator >= 0 && d.coordinator < 4);
+    sc_selector_free(s);
+    sc_selector_free(NULL);
+
+    /* One rank: always sync. */
+    cfg.nranks = 1;
+    s = sc_selector_new(&cfg, msg, sizeof msg);
+    CU_ASSERT_FATAL(s != NULL);
+    for (int t = 0; t < 20; t++) {
+        double f1[SC_NFEAT] = {[SC_F_STEP_S] = 0.1 * (1 + t % 3), [SC_F_COMPUTE_S] = 0.1 * (1 + t % 3)};
+        sc_selector_observe(s, t, SC_MODE_SYNC, f1);
+        CU_ASSERT_EQUAL(sc_selector_decide(s, t, &d), 0);
+    }
+    CU_ASSERT_EQUAL(d.mode, SC_MODE_SYNC);
+    sc_selector_free(s);
+}
+
+void register_decide_suite(void)
+{
+    CU_pSuite s = CU_add_suite("selector decisions", NULL, NULL);
+    CU_add_test(s, "no straggler -> sync", test_no_straggler_gives_sync);
+    CU_add_test(s, "one rank 2x slow with run-queue delay -> groups, child, cause cpu",
+                test_cpu_straggler_becomes_child);
+    CU_add_test(s, "network-bound, nobody straggling -> hier", test_network_bound_gives_hier);
+    CU_add_test(s, "lognormal jitter on all -> quorum with sensible k", test_jitter_gives_quorum);
+    CU_add_test(s, "sleeping straggler (no cause) -> quorum k=n-1", test_sleeping_straggler_gives_quorum);
+    CU_add_test(s, "more compute with CPU busy -> cause work, no child", test_work_straggler_classified);
+    CU_add_test(s, "lone slow link -> cause network, child", test_slow_link_becomes_child);
+    CU_add_test(s, "straggler appears then goes away: quick switch and back", test_onset_and_recovery);
+    CU_add_test(s, "hysteresis: no flapping near the sync threshold", test_no_flapping_near_threshold);
+    CU_add_test(s, "determinism: same input, same decisions", test_deterministic);
+    CU_add_test(s, "children spread over parents", test_children_spread_over_parents);
+    CU_add_test(s, "placement respects link headroom, sticky parents and coordinator",
+                test_placement_respects_link_headroom);
+    CU_add_test(s, "allowed modes, fixed quorum, zero staleness", test_limits_respected);
+    CU_add_test(s, "bad configuration and features are safe", test_bad_input_is_safe);
+}
