@@ -7,7 +7,8 @@
  * Spec grammar:  PATTERN[,key=value...]   or   key=value[,key=value...]
  * (the second form means pattern "fixed").  Patterns and their keys:
  *   none
- *   fixed       rank=R ms=M [prob=P]      rank R sleeps M every step, with probability P
+ *   fixed       [rank=R] ms=M [prob=P]    rank R (default: last) sleeps M at each step
+ *                                         with probability P (default 1)
  *   persistent  [rank=R] [factor=F | ms=M] rank R (default: last) is F times slower (default 2)
  *   jitter      [sigma=S] [ms=M]          every rank's step times a lognormal factor
  *                                         (median 1, sigma S, default 0.5); M replaces
