@@ -3,9 +3,55 @@
 #include <string.h>
 
 static int keyval = MPI_KEYVAL_INVALID;
+static sc_comm *live;   /* every communicator with state, newest first */
+
+static void unlink_state(sc_comm *cs)
+{
+    for (sc_comm **p = &live; *p; p = &(*p)->next_live)
+        if (*p == cs) {
+            *p = cs->next_live;
+            return;
+        }
+}
+
+static void fold_stats(sc_stats *row, const sc_engine_stats *st)
+{
+    row->rounds += (double)st->rounds;
+    row->fresh_sum += st->fresh_sum;
+    row->late_calls += (double)st->late_calls;
+    if ((double)st->max_staleness > row->max_stale) row->max_stale = (double)st->max_staleness;
+    row->wait_s += st->wait_s;
+    row->child_rounds += (double)st->child_rounds;
+}
+
+static void keep_leftover(void *ctx, long count, int dkind, const void *buf, size_t bytes)
+{
+    sc_comm *cs = ctx;
+    sc_carry *c = calloc(1, sizeof *c);
+    if (!c || !(c->buf = malloc(bytes))) {
+        free(c);
+        sc_say(SC_SAY_ERROR, 1, "starcoll: out of memory keeping undelivered results; they are lost");
+        return;
+    }
+    memcpy(c->buf, buf, bytes);
+    c->sig.count = count;
+    c->sig.dkind = dkind;
+    c->next = cs->carry;
+    cs->carry = c;
+}
+
+void sc_comm_stop_engine(sc_comm *cs, int keep_leftovers)
+{
+    if (!cs->engine) return;
+    sc_engine_stats st;
+    sc_engine_leave(cs->engine, &st, keep_leftovers ? keep_leftover : NULL, cs);
+    cs->engine = NULL;
+    fold_stats(cs->row, &st);
+}
 
 static void free_subcomms(sc_comm *cs)
 {
+    sc_comm_stop_engine(cs, 0);
     if (cs->hier_local != MPI_COMM_NULL) PMPI_Comm_free(&cs->hier_local);
     if (cs->hier_leaders != MPI_COMM_NULL) PMPI_Comm_free(&cs->hier_leaders);
     cs->hier_state = 0;
@@ -17,6 +63,12 @@ static int delete_state(MPI_Comm comm, int kv, void *attr, void *extra)
     (void)comm; (void)kv; (void)extra;
     sc_comm *cs = attr;
     if (sc_rt.active) free_subcomms(cs);
+    unlink_state(cs);
+    for (sc_carry *c = cs->carry, *nx; c; c = nx) {
+        nx = c->next;
+        free(c->buf);
+        free(c);
+    }
     free(cs);
     return MPI_SUCCESS;
 }
@@ -38,6 +90,7 @@ sc_comm *sc_comm_get(MPI_Comm comm)
     if (!cs) return NULL;
     cs->comm = comm;
     cs->hier_local = cs->hier_leaders = MPI_COMM_NULL;
+    sc_pattern_init(&cs->pattern);
     if (PMPI_Comm_test_inter(comm, &cs->is_inter) != MPI_SUCCESS ||
         (cs->is_inter ? PMPI_Comm_remote_size(comm, &cs->size) : PMPI_Comm_size(comm, &cs->size)) != MPI_SUCCESS ||
         PMPI_Comm_rank(comm, &cs->rank) != MPI_SUCCESS ||
@@ -45,11 +98,29 @@ sc_comm *sc_comm_get(MPI_Comm comm)
         free(cs);
         return NULL;
     }
+    cs->next_live = live;
+    live = cs;
     int row = sc_rt.next_ordinal < SC_REPORT_ROWS - 1 ? sc_rt.next_ordinal++ : SC_REPORT_ROWS - 1;
     cs->row = &sc_rt.rows[row];
     cs->row->instances += 1;
     if (cs->size > cs->row->size) cs->row->size = cs->size;
     return cs;
+}
+
+void sc_comm_stop_all_engines(void)
+{
+    /* Announce leaving everywhere first, then wait: waiting on one
+     * communicator before leaving the next could deadlock with a rank that
+     * leaves them in another order. */
+    for (sc_comm *cs = live; cs; cs = cs->next_live)
+        if (cs->engine) sc_engine_announce_leave(cs->engine);
+    for (sc_comm *cs = live; cs; cs = cs->next_live) sc_comm_stop_engine(cs, 0);
+}
+
+void sc_comm_flush_all(void)
+{
+    for (sc_comm *cs = live; cs; cs = cs->next_live)
+        if (cs->engine) sc_engine_flush_next(cs->engine);
 }
 
 void sc_comm_finalize(void)

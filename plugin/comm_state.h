@@ -4,6 +4,8 @@
 #define STARCOLL_COMM_STATE_H
 #include <mpi.h>
 #include "runtime.h"
+#include "pattern.h"
+#include "engine.h"
 
 typedef struct sc_comm {
     MPI_Comm comm;
@@ -15,11 +17,31 @@ typedef struct sc_comm {
     int hier_single;            /* one group: plain reduction */
     MPI_Comm hier_local;        /* ranks of my group */
     MPI_Comm hier_leaders;      /* one leader per group; MPI_COMM_NULL off leaders */
+    /* tolerant modes */
+    sc_pattern pattern;
+    sc_engine *engine;
+    int engine_failed;
+    struct sc_carry *carry;
+    struct sc_comm *next_live;     /* results drained from a dropped pattern, owed to the next call of that shape */
 } sc_comm;
+
+typedef struct sc_carry {
+    sc_sig sig;
+    void *buf;
+    struct sc_carry *next;
+} sc_carry;
+
+/* Stop cs's engine (collective over cs->comm), folding its figures into
+ * the report row; keep_leftovers: results not yet returned become carries. */
+void sc_comm_stop_engine(sc_comm *cs, int keep_leftovers);
 
 int sc_comm_keyval_init(void);
 /* State for comm, created on first use; NULL when it cannot be had (then pass through). */
 sc_comm *sc_comm_get(MPI_Comm comm);
+/* MPI_Finalize: leave every tolerant engine (returns when all ranks left). */
+void sc_comm_stop_all_engines(void);
+/* MPI_Pcontrol(2) on every communicator. */
+void sc_comm_flush_all(void);
 /* Free every sub-communicator and the keyval; before PMPI_Finalize. */
 void sc_comm_finalize(void);
 #endif

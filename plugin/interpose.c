@@ -6,16 +6,18 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include "runtime.h"
 #include "comm_state.h"
 #include "eligibility.h"
 #include "mode_hier.h"
 #include "report.h"
+#include "kernels.h"
 
 sc_runtime sc_rt;
 
-void sc_notice(int which, int all_ranks, const char *fmt, ...)
+void sc_say(int which, int all_ranks, const char *fmt, ...)
 {
     if (which >= 0 && which < (int)(sizeof sc_rt.said / sizeof sc_rt.said[0])) {
         if (sc_rt.said[which]) return;
@@ -70,14 +72,13 @@ static void startup(void)
     sc_rt.t_init = PMPI_Wtime();
     if (sc_rt.world_rank == 0 && sc_rt.policy_msgs[0]) fputs(sc_rt.policy_msgs, stderr);
     if (sc_comm_keyval_init() != MPI_SUCCESS) {
-        sc_notice(SC_SAY_COMM_STATE, 0, "starcoll: cannot create an attribute keyval; every call passes through");
+        sc_say(SC_SAY_COMM_STATE, 0, "starcoll: cannot create an attribute keyval; every call passes through");
         return;
     }
     count_hosts();
     check_policy_agreement();
-    if (policy_wants_threads(&sc_rt.policy) && sc_rt.thread_provided < MPI_THREAD_MULTIPLE &&
-        sc_rt.policy.mode != SC_MODE_AUTO) {
-        sc_notice(SC_SAY_THREAD, 0, "starcoll: the MPI library gave thread level %d, tolerant modes need MPI_THREAD_MULTIPLE; using sync",
+    if (policy_wants_threads(&sc_rt.policy) && sc_rt.thread_provided < MPI_THREAD_MULTIPLE) {
+        sc_say(SC_SAY_THREAD, 0, "starcoll: the MPI library gave thread level %d, tolerant modes need MPI_THREAD_MULTIPLE; using sync",
                   sc_rt.thread_provided);
         sc_rt.policy.mode = SC_MODE_SYNC;
     }
@@ -126,6 +127,10 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 int MPI_Finalize(void)
 {
     if (sc_rt.active) {
+        /* Leave the tolerant rounds first: returns once every rank has
+         * left, so the report's collectives and PMPI_Finalize follow on
+         * all ranks together. */
+        sc_comm_stop_all_engines();
         sc_report_write();
         sc_comm_finalize();
         sc_rt.active = 0;
@@ -137,8 +142,7 @@ int MPI_Pcontrol(const int level, ...)
 {
     if (level == 0) sc_rt.pcontrol_exact = 1;
     else if (level == 1) sc_rt.pcontrol_exact = 0;
-    /* level 2 (flush) matters to the tolerant modes only: sync and hier
-     * never hold anything back. */
+    else if (level == 2) sc_comm_flush_all();   /* sync and hier hold nothing back */
     return MPI_SUCCESS;
 }
 
@@ -163,19 +167,54 @@ static void sleep_s(double s)
     while (nanosleep(&ts, &ts) != 0) {}
 }
 
-/* The mode this call runs in, before the tolerant modes and the selector exist. */
-static sc_mode effective_mode(void)
+static int tolerant_policy(void)
 {
-    if (sc_rt.pcontrol_exact) return SC_MODE_SYNC;
-    switch (sc_rt.policy.mode) {
-    case SC_MODE_HIER: return SC_MODE_HIER;
-    case SC_MODE_QUORUM:
-    case SC_MODE_GROUPS:
-        sc_notice(SC_SAY_TOLERANT_TODO, 0, "starcoll: mode %s is not available in this build yet; using sync",
-                  sc_mode_name(sc_rt.policy.mode));
-        return SC_MODE_SYNC;
-    default: return SC_MODE_SYNC;
+    sc_mode m = sc_rt.policy.mode;
+    return (m == SC_MODE_QUORUM || m == SC_MODE_GROUPS || m == SC_MODE_AUTO) &&
+           sc_rt.thread_provided >= MPI_THREAD_MULTIPLE;
+}
+
+/* Results drained from a dropped pattern are owed to the next call of the
+ * same shape on the communicator. */
+static void pay_carry(sc_comm *cs, sc_sig sig, void *recvbuf)
+{
+    for (sc_carry **p = &cs->carry; *p; p = &(*p)->next) {
+        sc_carry *c = *p;
+        if (c->sig.count != sig.count || c->sig.dkind != sig.dkind) continue;
+        sc_sum_into(recvbuf, c->buf, (size_t)sig.count, (sc_dkind)sig.dkind);
+        *p = c->next;
+        free(c->buf);
+        free(c);
+        return;
     }
+}
+
+/* An eligible call in a tolerant policy: learn the step pattern (exact
+ * meanwhile), then hand pattern calls to the engine.  *mode gets the mode
+ * the call counted in. */
+static int tolerant_allreduce(sc_comm *cs, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                              sc_sig sig, sc_mode *mode)
+{
+    int slot = sc_pattern_next(&cs->pattern, sig);
+    if (slot == SC_PAT_RELEARN && cs->engine) {
+        sc_say(SC_SAY_RELEARN, 0, "starcoll: the pattern of MPI_Allreduce calls changed; learning it again (exact meanwhile)");
+        sc_comm_stop_engine(cs, 1);   /* collective: every rank drops the pattern at this same call */
+    }
+    if (slot >= 0 && !cs->engine && !cs->engine_failed) {
+        sc_mode start = sc_rt.policy.mode == SC_MODE_AUTO ? SC_MODE_SYNC : sc_rt.policy.mode;
+        cs->engine = sc_engine_start(cs->comm, &cs->pattern, start);
+        if (!cs->engine) {
+            cs->engine_failed = 1;
+            sc_say(SC_SAY_ENGINE, 0, "starcoll: could not start the tolerant engine; this communicator stays exact (sync)");
+        }
+    }
+    if (slot < 0 || !cs->engine) {
+        *mode = SC_MODE_SYNC;
+        return PMPI_Allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, cs->comm);
+    }
+    if (slot == 0) cs->row->steps += 1;
+    *mode = sc_engine_mode(cs->engine);
+    return sc_engine_call(cs->engine, slot, sendbuf, recvbuf, sc_rt.pcontrol_exact);
 }
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -183,7 +222,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     if (!sc_rt.active) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     sc_comm *cs = sc_comm_get(comm);
     if (!cs) {
-        sc_notice(SC_SAY_COMM_STATE, 0, "starcoll: cannot attach state to a communicator; its calls pass through");
+        sc_say(SC_SAY_COMM_STATE, 0, "starcoll: cannot attach state to a communicator; its calls pass through");
         return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     }
     sc_call_shape shape = {
@@ -197,7 +236,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     };
     sc_elig e = sc_eligibility(&shape, sc_rt.policy.min_bytes);
     if (e == SC_ELIG_THREAD)
-        sc_notice(SC_SAY_THREAD, 1, "starcoll: MPI_Allreduce called from a thread other than MPI_Init's; such calls pass through unchanged");
+        sc_say(SC_SAY_THREAD, 1, "starcoll: MPI_Allreduce called from a thread other than MPI_Init's; such calls pass through unchanged");
     double t0 = PMPI_Wtime();
     int rc;
     if (e != SC_ELIG_OK) {
@@ -205,6 +244,10 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
         double dt = PMPI_Wtime() - t0;
         cs->row->passthrough += 1;
         cs->row->time_in += dt;
+        if (cs->engine) {   /* an exact collective inside a tolerant job: everyone waits for the slowest */
+            cs->row->exact_in_tolerant += 1;
+            cs->row->exact_in_tolerant_s += dt;
+        }
         return rc;
     }
     /* Injected straggling stands for compute: it happens before the call
@@ -214,11 +257,17 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
         t0 = PMPI_Wtime();
     }
     cs->eligible_calls++;
-    sc_mode mode = effective_mode();
-    if (mode == SC_MODE_HIER)
+    sc_sig sig = {count, shape.dkind};
+    sc_mode mode = SC_MODE_SYNC;
+    if (sc_rt.policy.mode == SC_MODE_HIER && !sc_rt.pcontrol_exact) {
+        mode = SC_MODE_HIER;
         rc = sc_hier_allreduce(cs, sendbuf, recvbuf, count, datatype);
-    else
+    } else if (tolerant_policy()) {
+        rc = tolerant_allreduce(cs, sendbuf, recvbuf, count, datatype, sig, &mode);
+    } else {
         rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    }
+    if (cs->carry && rc == MPI_SUCCESS) pay_carry(cs, sig, recvbuf);
     double dt = PMPI_Wtime() - t0;
     cs->row->eligible += 1;
     cs->row->bytes += (double)count * (double)sc_dkind_size(shape.dkind);

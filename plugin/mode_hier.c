@@ -29,7 +29,7 @@ int sc_hier_allreduce(sc_comm *cs, const void *sendbuf, void *recvbuf, int count
         int rc = hier_build(cs);
         cs->hier_state = rc == MPI_SUCCESS ? 1 : -1;
         if (rc != MPI_SUCCESS)
-            sc_notice(SC_SAY_HIER_FAIL, 0, "starcoll: could not build hier sub-communicators (MPI error %d); using sync on this communicator", rc);
+            sc_say(SC_SAY_HIER_FAIL, 0, "starcoll: could not build hier sub-communicators (MPI error %d); using sync on this communicator", rc);
     }
     if (cs->hier_state < 0 || cs->hier_single)
         return PMPI_Allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, cs->comm);

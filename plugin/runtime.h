@@ -13,6 +13,10 @@ typedef struct sc_stats {
     double mode_calls[SC_NMODES];
     double size;           /* communicator size (max over instances) */
     double instances;      /* communicators folded into this row on this rank */
+    /* tolerant modes */
+    double steps;          /* steps (slot-0 calls) run through the engine */
+    double rounds, fresh_sum, late_calls, max_stale, wait_s, child_rounds;
+    double exact_in_tolerant, exact_in_tolerant_s;  /* pass-through calls while tolerant, and their time */
 } sc_stats;
 
 typedef struct sc_runtime {
@@ -32,6 +36,6 @@ typedef struct sc_runtime {
 extern sc_runtime sc_rt;
 
 /* One-time notices, each printed once per process (rank 0 unless noted). */
-enum { SC_SAY_TOLERANT_TODO = 0, SC_SAY_THREAD, SC_SAY_HIER_FAIL, SC_SAY_COMM_STATE, SC_SAY_ERROR };
-void sc_notice(int which, int all_ranks, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+enum { SC_SAY_TOLERANT_TODO = 0, SC_SAY_THREAD, SC_SAY_HIER_FAIL, SC_SAY_COMM_STATE, SC_SAY_ERROR, SC_SAY_ENGINE, SC_SAY_RELEARN };
+void sc_say(int which, int all_ranks, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 #endif

@@ -1,0 +1,55 @@
+/* The tolerant engine of one communicator: a per-rank thread that serves
+ * rounds on private duplicates of the user's communicator, so a rank whose
+ * main thread is still computing contributes what it holds (nothing, or a
+ * late buffer) and never holds a round up.  One rank, the coordinator,
+ * collects deposit notices, closes rounds by the rules of round_rules.h and
+ * sends the round messages, which also carry mode changes, so every rank
+ * switches at the same round. */
+#ifndef STARCOLL_ENGINE_H
+#define STARCOLL_ENGINE_H
+#include <mpi.h>
+#include "eligibility.h"
+#include "pattern.h"
+#include "sc_features.h"
+
+typedef struct sc_engine sc_engine;
+
+/* Per-slot figures for the report (this rank's view; the coordinator's
+ * also holds the round bookkeeping). */
+typedef struct sc_engine_stats {
+    long rounds;               /* rounds this rank took part in */
+    double fresh_sum;          /* fresh buffers summed over rounds */
+    long late_calls;           /* calls that returned missed rounds without waiting */
+    long max_staleness;        /* coordinator: largest absence of a rank, in rounds */
+    double wait_s;             /* main thread: time blocked waiting for its round */
+    long mode_rounds[SC_NMODES];
+    long child_rounds;         /* rounds this rank spent as a child (groups) */
+} sc_engine_stats;
+
+/* Start the engine for comm, whose eligible calls follow the learned
+ * pattern.  Collective over comm (duplicates it).  NULL on failure, with
+ * a notice; the caller then stays exact. */
+sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode);
+
+/* One eligible call on a slot.  exact: wait for the round holding this
+ * buffer (sync semantics, flush); else return missed rounds at once when
+ * there are any.  Returns an MPI error code. */
+int sc_engine_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, int exact);
+
+/* MPI_Pcontrol(2): the next call on every slot is an exact round. */
+void sc_engine_flush_next(sc_engine *e);
+
+/* The mode rounds currently run in (changes only at round boundaries). */
+sc_mode sc_engine_mode(sc_engine *e);
+
+/* This rank leaves (MPI_Finalize, the communicator is freed, or the
+ * pattern changed): rounds go on without it; returns once every rank has
+ * left and every announced deposit has been reduced.  Frees the engine;
+ * stats (summed over slots) are copied out. */
+/* Say this rank leaves, without waiting (sc_engine_leave then waits). */
+void sc_engine_announce_leave(sc_engine *e);
+
+typedef void (*sc_leftover_fn)(void *ctx, long count, int dkind, const void *buf, size_t bytes);
+/* leftover (may be NULL) receives each slot's results not yet returned. */
+void sc_engine_leave(sc_engine *e, sc_engine_stats *out, sc_leftover_fn leftover, void *ctx);
+#endif

@@ -1,0 +1,124 @@
+#include "round_rules.h"
+#include <stdlib.h>
+#include <string.h>
+
+int sc_track_init(sc_track *t, int n)
+{
+    memset(t, 0, sizeof *t);
+    t->n = n;
+    t->announced = calloc((size_t)n, sizeof(long));
+    t->included = calloc((size_t)n, sizeof(long));
+    t->absent = calloc((size_t)n, sizeof(int));
+    t->quorum_since = -1;
+    if (!t->announced || !t->included || !t->absent) {
+        sc_track_free(t);
+        return -1;
+    }
+    return 0;
+}
+
+void sc_track_free(sc_track *t)
+{
+    free(t->announced);
+    free(t->included);
+    free(t->absent);
+    t->announced = t->included = NULL;
+    t->absent = NULL;
+}
+
+void sc_track_announce(sc_track *t, int r, long count, int flush)
+{
+    if (r < 0 || r >= t->n) return;
+    if (count > t->announced[r]) t->announced[r] = count;
+    if (flush && count > t->flush_upto) t->flush_upto = count;
+}
+
+int sc_track_has_news(const sc_track *t)
+{
+    for (int i = 0; i < t->n; i++)
+        if (t->announced[i] > t->included[i]) return 1;
+    return 0;
+}
+
+static int gone(const sc_rules *r, int i) { return r->gone && r->gone[i]; }
+static int counts(const sc_rules *r, int i) { return !r->member || r->member[i]; }
+static int blocked_elsewhere(const sc_rules *r, int i)
+{
+    return r->blocked_at && r->blocked_at[i] >= 0 && r->blocked_at[i] != r->slot;
+}
+
+/* Every active rank has announced its flush deposit. */
+static int flush_complete(const sc_track *t, const sc_rules *r)
+{
+    for (int i = 0; i < t->n; i++)
+        if (!gone(r, i) && t->announced[i] < t->flush_upto) return 0;
+    return 1;
+}
+
+/* While a flush is pending, ranks that have not reached it yet still get
+ * rounds of their deposits before the flush (the flushing ranks wait and
+ * deposit nothing new); the flush round proper closes once every active
+ * rank has announced its flush deposit. */
+static sc_verdict flush_verdict(const sc_track *t, const sc_rules *r)
+{
+    if (flush_complete(t, r)) return sc_track_has_news(t) ? SC_CLOSE : SC_WAIT;
+    for (int i = 0; i < t->n; i++) {
+        long upto = t->announced[i] < t->flush_upto - 1 ? t->announced[i] : t->flush_upto - 1;
+        if (upto > t->included[i]) return SC_CLOSE;
+    }
+    return SC_WAIT;
+}
+
+sc_verdict sc_round_verdict(sc_track *t, const sc_rules *r, double now, double *wake_s)
+{
+    *wake_s = -1;
+    if (t->flush_upto) return flush_verdict(t, r);
+    int fresh = 0, active = 0, all_in = 1;
+    for (int i = 0; i < t->n; i++) {
+        if (gone(r, i)) continue;
+        int is_fresh = t->announced[i] > t->included[i];
+        if (!is_fresh && blocked_elsewhere(r, i)) continue;
+        /* Bounded staleness: a rank left out of `staleness` rounds in a
+         * row is waited for before another round closes without it. */
+        if (!is_fresh && t->absent[i] >= r->staleness) return SC_WAIT;
+        if (!counts(r, i)) continue;
+        active++;
+        fresh += is_fresh;
+        all_in &= is_fresh;
+    }
+    if (active == 0) return sc_track_has_news(t) ? SC_CLOSE : SC_WAIT;   /* only departed ranks' leftovers */
+    int k = r->k < active ? r->k : active;
+    if (k < 1) k = 1;
+    if (fresh < k) {
+        t->quorum_since = -1;
+        return SC_WAIT;
+    }
+    if (all_in) return SC_CLOSE;
+    if (t->quorum_since < 0) t->quorum_since = now;
+    double deadline = t->quorum_since + r->grace_s;
+    if (now >= deadline) return SC_CLOSE;
+    *wake_s = deadline;
+    return SC_WAIT;
+}
+
+int sc_round_close(sc_track *t, const sc_rules *r, long *incl)
+{
+    int fresh = 0;
+    /* A pending flush holds back the flush deposits until all are in. */
+    long cap = t->flush_upto && !flush_complete(t, r) ? t->flush_upto - 1 : -1;
+    for (int i = 0; i < t->n; i++) {
+        long upto = cap >= 0 && t->announced[i] > cap ? cap : t->announced[i];
+        if (upto < t->included[i]) upto = t->included[i];
+        int is_fresh = upto > t->included[i];
+        fresh += is_fresh;
+        if (is_fresh || gone(r, i)) t->absent[i] = 0;
+        else if (++t->absent[i] > t->max_absent) t->max_absent = t->absent[i];
+        t->included[i] = upto;
+        incl[i] = upto;
+    }
+    if (t->flush_upto && cap < 0) t->flush_upto = 0;
+    t->rounds++;
+    t->fresh_total += fresh;
+    t->quorum_since = -1;
+    return fresh;
+}

@@ -1,0 +1,57 @@
+/* When the coordinator closes a round of a slot (DESIGN.md, "Tolerant
+ * semantics").  Pure bookkeeping over deposit notices: no MPI, no clocks
+ * of its own, so unit tests drive it with synthetic arrivals.
+ *
+ * A rank's deposits on a slot are numbered by its call count.  A round
+ * includes, for each rank, every deposit it has announced so far (the
+ * round message carries these counts, so engines include exactly what the
+ * coordinator counted).  A rank is *fresh* in a round when it has announced
+ * a deposit that no earlier round included. */
+#ifndef STARCOLL_ROUND_RULES_H
+#define STARCOLL_ROUND_RULES_H
+
+typedef struct sc_track {
+    int n;
+    long rounds;          /* rounds closed so far */
+    long *announced;      /* per rank: deposits announced (call count) */
+    long *included;       /* per rank: deposits included in closed rounds */
+    int *absent;          /* per rank: consecutive closed rounds it had nothing fresh in */
+    long flush_upto;      /* a flush needs every active rank's first flush_upto deposits; 0 none */
+    double quorum_since;  /* time the quorum was first met for the open round; < 0 not yet */
+    long max_absent;      /* largest absence seen (staleness, for the report) */
+    double fresh_total;   /* sum over closed rounds of their fresh ranks */
+} sc_track;
+
+typedef struct sc_rules {
+    int k;                /* quorum: fresh ranks a round waits for */
+    int staleness;        /* a rank absent from this many rounds in a row is waited for */
+    double grace_s;       /* after the quorum is met, wait this long for the rest */
+    const unsigned char *gone;   /* per rank: left (finalized); may be NULL */
+    const unsigned char *member; /* per rank: counts toward k (ring member); NULL = everybody */
+    /* Per rank: the slot whose round the rank is blocked waiting for, or -1
+     * (NULL: nobody).  A rank blocked on another slot cannot deposit here
+     * until that round closes, so it is neither counted toward k nor waited
+     * for by the staleness bound: waiting for it could never end. */
+    const int *blocked_at;
+    int slot;             /* the slot of the track being judged */
+} sc_rules;
+
+int sc_track_init(sc_track *t, int n);
+void sc_track_free(sc_track *t);
+
+/* Record that rank r has announced `count` deposits on this slot; flush
+ * marks the deposit as an exact (flush) call. */
+void sc_track_announce(sc_track *t, int r, long count, int flush);
+
+/* Is there anything to include at all? */
+int sc_track_has_news(const sc_track *t);
+
+typedef enum { SC_WAIT = 0, SC_CLOSE = 1 } sc_verdict;
+/* Decide at time now whether the open round closes.  *wake_s gets the time
+ * at which the verdict may change without new arrivals (or a negative value). */
+sc_verdict sc_round_verdict(sc_track *t, const sc_rules *r, double now, double *wake_s);
+
+/* Close the round: fills incl[] (per rank counts the round includes),
+ * returns the number of fresh ranks, updates absences. */
+int sc_round_close(sc_track *t, const sc_rules *r, long *incl);
+#endif
