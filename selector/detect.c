@@ -16,6 +16,9 @@
 #define NOISE_FLOOR 0.05
 #define NOISE_ALPHA 0.1  /* EMA weight of a step's noise measurement */
 #define MAD_TO_SIGMA 1.4826
+/* Steps after an onset after which a rank showing no slowdown on average
+ * is released as a false alarm. */
+#define FALSE_ALARM_STEPS 3
 
 /* Classification thresholds. */
 #define LINK_NEAR 0.8          /* max(tx, rx) / speed: link near its speed */
@@ -27,7 +30,7 @@
 #define COMPUTE_UP 1.1         /* compute above this times the peers': more compute */
 #define CPU_FULL 0.9           /* CPU seconds per compute second: CPU fully used */
 #define XFER_FACTOR 1.5        /* own transfer time this times the peers' ... */
-#define XFER_EXCESS 0.1        /* ... and longer by this share of the median step */
+#define XFER_EXCESS 0.2        /* ... and longer by this share of the median step (the 1.2x threshold) */
 #define IB_FACTOR 4.0          /* InfiniBand waits this times the peers' median ... */
 #define IB_FLOOR 1000.0        /* ... and at least this many per second */
 #define NET_BOUND_SHARE 0.2    /* transfer share of the step for the network to matter */
@@ -39,6 +42,8 @@ struct cusum {
     long run_len;
     double level_sum; /* sum of r over the episode (end test reference) */
     long level_n;
+    double after_sum; /* sum of r over the steps after the onset was detected */
+    long after_n;
     long net_since;   /* first step of the window where net pressure began, -1 */
 };
 
@@ -211,6 +216,8 @@ int sc_detect_step(sc_detect *d, long step, const double *own, const unsigned ch
                 st->detect_step = step;
                 c->level_sum = c->run_sum;
                 c->level_n = c->run_len;
+                c->after_sum = 0.0;
+                c->after_n = 0;
                 c->s = 0.0;
                 events++;
             }
@@ -221,6 +228,8 @@ int sc_detect_step(sc_detect *d, long step, const double *own, const unsigned ch
             double level = c->level_sum / (double)c->level_n;
             if (level < delta)
                 level = delta;
+            c->after_sum += r;
+            c->after_n++;
             c->s += (0.5 * level - r) / sig;
             if (c->s <= 0.0) {
                 c->s = 0.0;
@@ -228,12 +237,17 @@ int sc_detect_step(sc_detect *d, long step, const double *own, const unsigned ch
                 c->level_n++;
                 continue;
             }
-            if (c->s > CUSUM_H) {
+            /* A false alarm (a burst of jitter) shows no slowdown once
+             * detected: end it after a few steps instead of waiting for the
+             * CUSUM to climb from the alarm's inflated level. */
+            int false_alarm = c->after_n >= FALSE_ALARM_STEPS && c->after_sum / c->after_n < 0.5 * delta;
+            if (c->s > CUSUM_H || false_alarm) {
                 st->straggler = 0;
                 st->end_step = c->run_start;
                 st->end_detect_step = step;
                 c->s = 0.0;
-                events++;
+                if (!false_alarm)
+                    events++; /* releasing a false alarm changes nothing worth a decision */
             }
         }
     }
@@ -374,8 +388,10 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
             worst = st->slowdown;
             sum->worst = i;
         }
-        /* Headroom for placement: a slowed or queued CPU has less to give. */
-        double slow_excess = st->slowdown > 1.0 ? st->slowdown - 1.0 : 0.0;
+        /* Headroom for placement: a queued CPU, or a rank persistently slow,
+         * has less to give (jitter and brief slowdowns are ignored, so
+         * placement does not follow noise). */
+        double slow_excess = st->persistent && st->slowdown >= SC_STRAGGLER_RATIO ? st->slowdown - 1.0 : 0.0;
         st->cpu_headroom = clamp01(1.0 - st->runq_share - slow_excess);
         double nic = st->link_util > 0.0 ? 1.0 - st->link_util : 1.0;
         if (st->ib_wait_ps >= IB_FLOOR && st->ib_wait_ps >= IB_FACTOR * med_ib)

@@ -83,7 +83,9 @@ void sc_detect_own_times(const double *feat, int nranks, const unsigned char *ri
                          double *scratch, double *own, double *xfer);
 
 /* Feeds one step's own times; ring[i] = 1 for ring members (NULL: all
- * ranks).  Returns the number of onsets and ends detected at this step. */
+ * ranks).  Returns the number of onsets and ends detected at this step (a
+ * rank released as a false alarm, showing no slowdown in the steps after
+ * its onset, ends quietly). */
 int sc_detect_step(sc_detect *d, long step, const double *own, const unsigned char *ring);
 
 /* Classifies the ranks over a window ending at last_step: mean_feat holds

@@ -96,7 +96,7 @@ int sc_pick_children(const sc_situation *sit, int any_cause, unsigned char *chil
         for (int i = 0; i < n; i++) {
             const sc_rank_status *st = &sit->rank[i];
             int eligible = st->slow_link ||
-                           (st->straggler && st->persistent &&
+                           (st->straggler && st->persistent && st->slowdown >= SC_STRAGGLER_RATIO &&
                             (any_cause || st->cause == SC_CAUSE_CPU || st->cause == SC_CAUSE_NETWORK));
             if (!eligible || child[i])
                 continue;
@@ -145,6 +145,7 @@ void sc_heuristic_choose(const sc_situation *sit, const sc_limits *pol, sc_mode 
     out->nchildren = 0;
     memset(out->child, 0, (size_t)n);
     out->k = n;
+    out->by_rule = 1;
 
     if (n >= 3 && sc_limits_allow(pol, SC_MODE_GROUPS)) {
         int c = sc_pick_children(sit, 0, out->child);
@@ -190,6 +191,7 @@ void sc_heuristic_choose(const sc_situation *sit, const sc_limits *pol, sc_mode 
     }
     double qobj;
     int k = sc_best_quorum(sit, pol, &qobj);
+    out->by_rule = 0;
     if (k >= n || !sc_limits_allow(pol, SC_MODE_QUORUM) || qobj >= sync_obj) {
         out->mode = SC_MODE_SYNC;
         out->interval = sync_interval;

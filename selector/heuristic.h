@@ -37,9 +37,10 @@ double sc_objective(const sc_situation *sit, sc_mode mode, int k, const unsigned
 /* The best quorum k under the policy and its objective. */
 int sc_best_quorum(const sc_situation *sit, const sc_limits *pol, double *objective);
 
-/* Ranks to make children: persistent stragglers (of cause cpu or network
- * unless any_cause), and lone slow links; the slowest first, at most half
- * the ranks.  Fills child[] and returns their count. */
+/* Ranks to make children: persistent stragglers at least
+ * SC_STRAGGLER_RATIO slow over the window (of cause cpu or network unless
+ * any_cause), and lone slow links; the slowest first, at most half the
+ * ranks.  Fills child[] and returns their count. */
 int sc_pick_children(const sc_situation *sit, int any_cause, unsigned char *child);
 
 /* The heuristic's choice; current is the mode in force (for the dead band). */

@@ -99,9 +99,9 @@ int sc_hysteresis_accept(sc_hysteresis *h, const sc_candidate *cur, const sc_can
                  sc_sel_mode_name(cand->mode), cand->k, h->pend_wins, SC_HYSTERESIS_WINS);
         return 0;
     }
-    /* Back to sync (exact, the safe fallback) needs no gain; anything else
-     * must pay for the swap. */
-    if (use_margin && cand->mode != SC_MODE_SYNC &&
+    /* Back to sync because the spread is small (exact, the safe fallback)
+     * needs no gain; anything chosen on the objective must pay for the swap. */
+    if (use_margin && !(cand->mode == SC_MODE_SYNC && cand->by_rule) &&
         !(cand->objective <= (1.0 - SC_HYSTERESIS_MARGIN) * cur->objective)) {
         snprintf(note, notelen, "held %s: %s k=%d gains under %.0f%% (%.4g vs %.4g)",
                  sc_sel_mode_name(cur->mode), sc_sel_mode_name(cand->mode), cand->k,

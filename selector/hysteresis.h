@@ -9,8 +9,8 @@
  *   - the same candidate (same mode and children; quorum sizes within
  *     max(1, n/8)) won two decisions in a row and, where the objectives are
  *     comparable (use_margin), is better than the choice in force by at
- *     least SC_HYSTERESIS_MARGIN; a return to sync, the exact fallback,
- *     needs no margin.
+ *     least SC_HYSTERESIS_MARGIN; a return to sync by rule (the spread is
+ *     small: sync is the exact fallback) needs no margin.
  * Quorum sizes within that tolerance count as no change at all. */
 #ifndef STARCOLL_SELECTOR_HYSTERESIS_H
 #define STARCOLL_SELECTOR_HYSTERESIS_H

@@ -85,7 +85,9 @@ static double ratio_unit(const sc_situation *sit)
 double sc_learned_score(const sc_learned *m, const sc_situation *sit, int cls, sc_mode mode, int k,
                         const unsigned char *child)
 {
-    double prior = sc_predict_interval(sit, mode, k, child) / ratio_unit(sit);
+    /* The heuristic's prediction, corrected by how far off it is for the
+     * mode in force, so untried modes are judged on the same footing. */
+    double prior = sc_predict_interval(sit, mode, k, child) / ratio_unit(sit) * sit->prior_scale;
     double pred = prior;
     if (valid_cell(cls, mode)) {
         const sc_learned_cell *c = &m->cell[cls][mode];
@@ -147,6 +149,7 @@ void sc_learned_choose(sc_learned *m, const sc_situation *sit, const sc_limits *
         }
     }
     out->mode = (sc_mode)pick;
+    out->by_rule = 0;
     out->k = pick == SC_MODE_QUORUM ? qk : pick == SC_MODE_GROUPS ? n - nkids : n;
     out->nchildren = pick == SC_MODE_GROUPS ? nkids : 0;
     memset(out->child, 0, (size_t)n);

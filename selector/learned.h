@@ -10,7 +10,9 @@
  * trained on one job transfers to another with longer or shorter steps),
  * over at most SC_LEARNED_MEMORY epochs so it follows drift.  A prediction
  * blends that mean with the heuristic's prediction for the window (a prior
- * worth one epoch), and the score of a mode is the predicted ratio times the
+ * worth one epoch, scaled by how far the heuristic's prediction is off for
+ * the mode in force: sc_situation.prior_scale), and the score of a mode is
+ * the predicted ratio times the
  * iterations factor of its effective batch (the noise-scale model), so the
  * model learns step time and the update efficiency comes from the measured
  * gradient noise.

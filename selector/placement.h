@@ -13,7 +13,8 @@
 #include "detect.h"
 
 #define SC_PARENT_LINK_MAX 0.9    /* a parent's link may run up to this share of its speed */
-#define SC_COORD_SWITCH_GAIN 0.2  /* headroom a new coordinator must add to replace the current */
+#define SC_COORD_SWITCH_GAIN 0.5  /* headroom a new coordinator must add to replace the current:
+                                   * a real starvation, not a noisy window */
 
 /* Fills parent[i] (-1 for ring members, else a ring member) for the ranks
  * flagged in child.  prev_parent (NULL: none) is the assignment in force.

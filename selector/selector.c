@@ -99,7 +99,10 @@ sc_selector *sc_selector_new(const sc_selector_config *cfg, char *msg, size_t ms
     s->pol.allowed = cfg->allowed_modes_mask ? (unsigned)cfg->allowed_modes_mask : ~0u;
     s->pol.quorum_fixed = cfg->quorum_fixed > n ? n : (cfg->quorum_fixed > 0 ? cfg->quorum_fixed : 0);
     s->pol.staleness = cfg->staleness > 0 ? cfg->staleness : 0;
-    int cap = cfg->epoch_steps < WINDOW_MIN ? WINDOW_MIN : cfg->epoch_steps > WINDOW_MAX ? WINDOW_MAX : cfg->epoch_steps;
+    /* Two epochs of steps: objectives estimated on 20 jittery steps swing by
+     * several percent from one epoch to the next. */
+    int span = 2 * cfg->epoch_steps;
+    int cap = span < WINDOW_MIN ? WINDOW_MIN : span > WINDOW_MAX ? WINDOW_MAX : span;
     int persist = cfg->epoch_steps / 2 > 2 ? cfg->epoch_steps / 2 : 2;
     s->det = sc_detect_new(n, persist);
     int bad = !s->det || sc_window_init(&s->win, n, cap) != 0 || sc_hysteresis_init(&s->hys, n) != 0;
@@ -289,7 +292,23 @@ static void build_situation(sc_selector *s)
         .noise_scale = sc_noise_scale_value(&s->ns, (double)n),
         .noise_measured = s->ns.samples > 0,
         .onset = onset,
+        .prior_scale = 1.0,
     };
+}
+
+/* How far the heuristic's interval prediction is from the interval measured
+ * in the mode in force since the last decision (clamped to [0.5, 2]). */
+static double prior_scale(const sc_selector *s)
+{
+    sc_mode m = s->cur.mode;
+    if ((int)m < 0 || m >= SC_LEARNED_MODES || s->ratio_n[m] < 1)
+        return 1.0;
+    double unit = s->sum.med_compute > 0.0 ? s->sum.med_compute : s->sum.med_own;
+    double predicted = unit > 0.0 ? sc_predict_interval(&s->sit, m, s->cur.k, s->cur.child) / unit : 0.0;
+    if (predicted <= 0.0)
+        return 1.0;
+    double scale = (s->ratio_sum[m] / (double)s->ratio_n[m]) / predicted;
+    return scale < 0.5 ? 0.5 : scale > 2.0 ? 2.0 : scale;
 }
 
 /* Folds the measured interval ratios since the last call into the model. */
@@ -340,6 +359,8 @@ int sc_selector_decide(sc_selector *s, long step, sc_decision *out)
     int cls = sc_learned_class(sit);
 
     int explore = 0;
+    if (s->kind == SC_KIND_LEARNED)
+        s->sit.prior_scale = prior_scale(s);
     if (s->kind == SC_KIND_LEARNED)
         sc_learned_choose(s->model, sit, &s->pol, s->cur.mode, &s->cand, &explore);
     else

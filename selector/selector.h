@@ -11,7 +11,7 @@
  *     sc_selector_free(s);
  *
  * Each decide looks at the steps since the latest change point (a straggler
- * appearing or going away), at most one epoch back.  The decision is the
+ * appearing or going away), at most two epochs back.  The decision is the
  * heuristic's (heuristic.h) or the learned model's (learned.h), passed
  * through hysteresis (hysteresis.h) and placement (placement.h).
  *
@@ -54,9 +54,10 @@ void sc_selector_observe(sc_selector *s, long step, sc_mode current_mode, const 
  * quorum_k (ranks a quorum round waits for; the ring size in groups; nranks
  * in exact modes), coordinator, nranks, reason, and parent[0..nranks) when
  * out->parent is not NULL (-1 for ring members).  Returns 1 when the
- * decision differs from the previous one, 0 otherwise (the first decision
- * counts as different from the initial sync).  Before any step was observed
- * it returns the initial decision: sync, coordinator 0. */
+ * decision (mode, quorum_k, coordinator or a parent) differs from the one in
+ * force, 0 otherwise.  The decision in force before the first change is
+ * sync on all ranks with coordinator 0; it is also what decide returns
+ * before any step was observed. */
 int sc_selector_decide(sc_selector *s, long step, sc_decision *out);
 
 /* 1 when observe saw a straggler appear or go away since the last decision,

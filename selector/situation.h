@@ -19,6 +19,7 @@ typedef struct sc_situation {
     double noise_scale;            /* B_noise in per-rank batches (a prior when not measured) */
     int noise_measured;
     int onset;                     /* a straggler appeared or became persistent since the last decision */
+    double prior_scale;            /* measured / predicted interval of the mode in force (1: unknown) */
 } sc_situation;
 
 typedef struct sc_limits {
@@ -35,6 +36,7 @@ typedef struct sc_candidate {
     unsigned char *child;  /* nranks flags, owned by the caller */
     double interval;       /* predicted update interval, seconds */
     double objective;      /* interval x iterations factor: lower is better */
+    int by_rule;           /* 1: a rule picked it (spread under 5%, stragglers, network), not the objective */
     char reason[160];
 } sc_candidate;
 
