@@ -359,12 +359,12 @@ int sc_selector_decide(sc_selector *s, long step, sc_decision *out)
     int cls = sc_learned_class(sit);
 
     int explore = 0;
-    if (s->kind == SC_KIND_LEARNED)
+    if (s->kind == SC_KIND_LEARNED) {
         s->sit.prior_scale = prior_scale(s);
-    if (s->kind == SC_KIND_LEARNED)
         sc_learned_choose(s->model, sit, &s->pol, s->cur.mode, &s->cand, &explore);
-    else
+    } else {
         sc_heuristic_choose(sit, &s->pol, s->cur.mode, &s->cand);
+    }
 
     int use_margin;
     if (s->kind == SC_KIND_LEARNED) {
@@ -418,8 +418,12 @@ int sc_selector_decide(sc_selector *s, long step, sc_decision *out)
     s->last_decide_step = step > s->last_step ? step : s->last_step;
     s->urgent = 0;
 
-    int changed = old_mode != s->cur.mode || old_k != s->cur.k || old_coord != s->coordinator ||
-                  memcmp(s->prev_parent, s->parent, (size_t)n * sizeof(int)) != 0;
+    int parents_moved = memcmp(s->prev_parent, s->parent, (size_t)n * sizeof(int)) != 0;
+    int changed = old_mode != s->cur.mode || old_k != s->cur.k || old_coord != s->coordinator || parents_moved;
+    if (changed && !accept)
+        snprintf(s->reason, sizeof s->reason, "%s k=%d kept; %s for headroom (coordinator %d)",
+                 sc_sel_mode_name(s->cur.mode), s->cur.k,
+                 parents_moved ? "parents re-placed" : "coordinator moved", s->coordinator);
     fill_out(s, out);
     return changed;
 }

@@ -448,6 +448,22 @@ static void test_limits_respected(void)
     CU_ASSERT_EQUAL(dr.d.quorum_k, 7);
     driver_free(&dr);
 
+    /* The coordinator's CPU gets queued (not slow enough to straggle): the
+     * mode stays, the coordinator moves, and the reason says why. */
+    CU_ASSERT_FATAL(driver_init_cfg(&dr, &cfg, 14) == 0);
+    dr.syn.jitter = 0.01;
+    driver_run(&dr, 40, 1);
+    CU_ASSERT_EQUAL(dr.d.coordinator, 0);
+    int before = dr.changes;
+    dr.syn.rank[0].runq_share = 0.7;
+    driver_run(&dr, 40, 1);
+    show("coordinator's CPU queued", &dr);
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_SYNC);
+    CU_ASSERT_NOT_EQUAL(dr.d.coordinator, 0);
+    CU_ASSERT_EQUAL(dr.changes, before + 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(dr.d.reason, "coordinator moved"));
+    driver_free(&dr);
+
     /* A fixed quorum size is used as given. */
     cfg.quorum_fixed = 5;
     CU_ASSERT_FATAL(driver_init_cfg(&dr, &cfg, 12) == 0);
