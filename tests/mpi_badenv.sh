@@ -16,6 +16,8 @@ prog="$top_builddir/tests/mpi_exact"
 sc_need_program "$prog" || finish
 sc_need_library || finish
 
+# Quick jobs: a hung one is killed sooner than the default allows.
+: "${SC_RUN_TIMEOUT:=60}"
 NP=4
 BASE=(STARCOLL_MODE=hier STARCOLL_GROUP=2 STARCOLL_MIN_BYTES=0)
 case_no=0
