@@ -117,6 +117,19 @@ void sc_comm_stop_all_engines(void)
     for (sc_comm *cs = live; cs; cs = cs->next_live) sc_comm_stop_engine(cs, 0);
 }
 
+void sc_comm_away(sc_engine *except, int away)
+{
+    for (sc_comm *cs = live; cs; cs = cs->next_live)
+        if (cs->engine && cs->engine != except) sc_engine_away(cs->engine, away);
+}
+
+int sc_comm_engines(void)
+{
+    int n = 0;
+    for (sc_comm *cs = live; cs; cs = cs->next_live) n += cs->engine != NULL;
+    return n;
+}
+
 void sc_comm_flush_all(void)
 {
     for (sc_comm *cs = live; cs; cs = cs->next_live)

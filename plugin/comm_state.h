@@ -40,6 +40,11 @@ int sc_comm_keyval_init(void);
 sc_comm *sc_comm_get(MPI_Comm comm);
 /* MPI_Finalize: leave every tolerant engine (returns when all ranks left). */
 void sc_comm_stop_all_engines(void);
+/* The main thread blocks in a call outside the engines' rounds (away=1)
+ * or is back (away=0): every engine but `except` is told. */
+void sc_comm_away(sc_engine *except, int away);
+/* Number of running engines in this process. */
+int sc_comm_engines(void);
 /* MPI_Pcontrol(2) on every communicator. */
 void sc_comm_flush_all(void);
 /* Free every sub-communicator and the keyval; before PMPI_Finalize. */

@@ -19,7 +19,7 @@
 #include "runtime.h"
 
 enum { TAG_NOTE = 7101, TAG_ROUND = 7102 };
-enum { NOTE_DEPOSIT = 1, NOTE_LEAVE = 2 };
+enum { NOTE_DEPOSIT = 1, NOTE_LEAVE = 2, NOTE_AWAY = 3, NOTE_BACK = 4 };
 enum { NOTE_FLUSH = 1, NOTE_WAITS = 2 };   /* deposit flags */
 enum { ROUND_RUN = 1, ROUND_STOP = 2 };
 /* Round message header; the per-rank inclusion counts follow. */
@@ -72,6 +72,8 @@ struct sc_engine {
     long *incl;                /* scratch for round messages */
     long *msg;
     double round_period;       /* coordinator: smoothed time between rounds */
+    double last_note_t;        /* coordinator: when the last notice arrived */
+    long relaxed;              /* coordinator: rounds closed under quorum by a stall */
     double last_round_t;
     sc_engine_stats stats;
 };
@@ -171,7 +173,11 @@ static void apply_note(sc_engine *e, int src, const long *note)
             e->blocked_need[src] = note[2];
         }
     }
-    else if (note[0] == NOTE_LEAVE && !e->gone[src]) {
+    else if (note[0] == NOTE_AWAY) {
+        if (e->blocked_at[src] == -1) e->blocked_at[src] = SC_BLOCKED_OUTSIDE;
+    } else if (note[0] == NOTE_BACK) {
+        if (e->blocked_at[src] == SC_BLOCKED_OUTSIDE) e->blocked_at[src] = -1;
+    } else if (note[0] == NOTE_LEAVE && !e->gone[src]) {
         e->gone[src] = 1;
         e->ngone++;
     }
@@ -187,6 +193,7 @@ static int drain_notes(sc_engine *e)
         long note[4];
         if (PMPI_Recv(note, 4, MPI_LONG, st.MPI_SOURCE, TAG_NOTE, e->ctrl, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;
         apply_note(e, st.MPI_SOURCE, note);
+        e->last_note_t = now_s();
         got = 1;
     }
     return got;
@@ -228,6 +235,10 @@ static void coordinator_loop(sc_engine *e)
         if (rules.grace_s < 50e-6) rules.grace_s = 50e-6;
         if (rules.grace_s > 2e-3) rules.grace_s = 2e-3;
         double t = now_s(), wake = -1;
+        double stall = 20 * e->round_period > 0.2 ? 20 * e->round_period : 0.2;
+        int anyone_waiting = 0;
+        for (int r = 0; r < e->n; r++) anyone_waiting |= e->blocked_at[r] >= 0;
+        rules.relax_quorum = anyone_waiting && e->last_note_t > 0 && t - e->last_note_t > stall;
         for (int i = 0; i < e->nslots; i++) {
             int s = (rr + i) % e->nslots;
             sc_track *tr = &e->slots[s].track;
@@ -238,6 +249,9 @@ static void coordinator_loop(sc_engine *e)
                 continue;
             }
             rules.slot = s;
+            if (rules.relax_quorum && !e->relaxed++)
+                sc_say(SC_SAY_STALL, 0, "starcoll: tolerant rounds stalled (ranks blocked in a call starcoll cannot see, "
+                       "such as an exact collective each step); closing rounds below the quorum to go on");
             sc_round_close(tr, &rules, e->incl);
             for (int r = 0; r < e->n; r++)
                 if (e->blocked_at[r] == s && e->incl[r] >= e->blocked_need[r]) e->blocked_at[r] = -1;
@@ -476,10 +490,20 @@ int sc_engine_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, i
         e->stats.late_calls++;
     } else {
         double t0 = now_s();
+        if (sc_engine_away_hook) {   /* tell the other communicators' engines this rank is blocked here */
+            pthread_mutex_unlock(&e->mu);
+            sc_engine_away_hook(e, 1);
+            pthread_mutex_lock(&e->mu);
+        }
         e->main_waiting++;
         while (sl->included_self < need && !e->stopped && !e->error) pthread_cond_wait(&e->cv_main, &e->mu);
         e->main_waiting--;
         e->stats.wait_s += now_s() - t0;
+        if (sc_engine_away_hook) {
+            pthread_mutex_unlock(&e->mu);
+            sc_engine_away_hook(e, 0);
+            pthread_mutex_lock(&e->mu);
+        }
     }
     rc = e->error ? e->error : (sl->included_self < need ? MPI_ERR_OTHER : MPI_SUCCESS);
     memcpy(recvbuf, sl->inbox, sl->bytes);
@@ -504,6 +528,15 @@ sc_mode sc_engine_mode(sc_engine *e)
     return m;
 }
 
+sc_away_fn sc_engine_away_hook;
+
+void sc_engine_away(sc_engine *e, int away)
+{
+    if (e->left) return;
+    long note[4] = {away ? NOTE_AWAY : NOTE_BACK, 0, 0, 0};
+    PMPI_Send(note, 4, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+}
+
 void sc_engine_announce_leave(sc_engine *e)
 {
     if (e->left) return;
@@ -521,6 +554,7 @@ void sc_engine_leave(sc_engine *e, sc_engine_stats *out, sc_leftover_fn leftover
         sc_engine_announce_leave(e);
         pthread_join(e->thread, NULL);
     }
+    e->stats.relaxed = e->relaxed;
     if (out) *out = e->stats;
     for (int s = 0; leftover && s < e->nslots; s++)
         if (e->slots[s].inbox_rounds > 0)

@@ -24,6 +24,7 @@ typedef struct sc_engine_stats {
     double wait_s;             /* main thread: time blocked waiting for its round */
     long mode_rounds[SC_NMODES];
     long child_rounds;         /* rounds this rank spent as a child (groups) */
+    long relaxed;              /* coordinator: rounds closed below quorum to end a stall */
 } sc_engine_stats;
 
 /* Start the engine for comm, whose eligible calls follow the learned
@@ -46,6 +47,14 @@ sc_mode sc_engine_mode(sc_engine *e);
  * pattern changed): rounds go on without it; returns once every rank has
  * left and every announced deposit has been reduced.  Frees the engine;
  * stats (summed over slots) are copied out. */
+/* This rank is about to block in a call outside e's rounds (away=1), or is
+ * back (away=0): e's coordinator neither counts on it nor waits for it. */
+void sc_engine_away(sc_engine *e, int away);
+/* Set by the plugin: called around a wait inside sc_engine_call, so the
+ * engines of the other communicators learn the same. */
+typedef void (*sc_away_fn)(sc_engine *waiting_in, int away);
+extern sc_away_fn sc_engine_away_hook;
+
 /* Say this rank leaves, without waiting (sc_engine_leave then waits). */
 void sc_engine_announce_leave(sc_engine *e);
 

@@ -174,6 +174,26 @@ static int tolerant_policy(void)
            sc_rt.thread_provided >= MPI_THREAD_MULTIPLE;
 }
 
+/* The other communicators' engines must not wait for this rank while it
+ * is blocked in a waiting call on one of them. */
+static void away_hook(sc_engine *waiting_in, int away)
+{
+    if (sc_comm_engines() > 1) sc_comm_away(waiting_in, away);
+}
+
+/* An exact all-reduce by the application's thread.  While tolerant
+ * engines run, their coordinators are told this rank is away, so no round
+ * waits for it meanwhile (which could wait forever: the ranks it needs may
+ * be the ones blocked here). */
+static int blocking_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    int engines = sc_comm_engines();
+    if (engines) sc_comm_away(NULL, 1);
+    int rc = PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
+    if (engines) sc_comm_away(NULL, 0);
+    return rc;
+}
+
 /* Results drained from a dropped pattern are owed to the next call of the
  * same shape on the communicator. */
 static void pay_carry(sc_comm *cs, sc_sig sig, void *recvbuf)
@@ -202,6 +222,7 @@ static int tolerant_allreduce(sc_comm *cs, const void *sendbuf, void *recvbuf, i
     }
     if (slot >= 0 && !cs->engine && !cs->engine_failed) {
         sc_mode start = sc_rt.policy.mode == SC_MODE_AUTO ? SC_MODE_SYNC : sc_rt.policy.mode;
+        sc_engine_away_hook = away_hook;
         cs->engine = sc_engine_start(cs->comm, &cs->pattern, start);
         if (!cs->engine) {
             cs->engine_failed = 1;
@@ -210,7 +231,7 @@ static int tolerant_allreduce(sc_comm *cs, const void *sendbuf, void *recvbuf, i
     }
     if (slot < 0 || !cs->engine) {
         *mode = SC_MODE_SYNC;
-        return PMPI_Allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, cs->comm);
+        return blocking_allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, cs->comm);
     }
     if (slot == 0) cs->row->steps += 1;
     *mode = sc_engine_mode(cs->engine);
@@ -240,7 +261,8 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     double t0 = PMPI_Wtime();
     int rc;
     if (e != SC_ELIG_OK) {
-        rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+        rc = e == SC_ELIG_THREAD ? PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm)
+                                 : blocking_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
         double dt = PMPI_Wtime() - t0;
         cs->row->passthrough += 1;
         cs->row->time_in += dt;

@@ -44,7 +44,7 @@ static int gone(const sc_rules *r, int i) { return r->gone && r->gone[i]; }
 static int counts(const sc_rules *r, int i) { return !r->member || r->member[i]; }
 static int blocked_elsewhere(const sc_rules *r, int i)
 {
-    return r->blocked_at && r->blocked_at[i] >= 0 && r->blocked_at[i] != r->slot;
+    return r->blocked_at && (r->blocked_at[i] == SC_BLOCKED_OUTSIDE || (r->blocked_at[i] >= 0 && r->blocked_at[i] != r->slot));
 }
 
 /* Every active rank has announced its flush deposit. */
@@ -89,6 +89,7 @@ sc_verdict sc_round_verdict(sc_track *t, const sc_rules *r, double now, double *
     if (active == 0) return sc_track_has_news(t) ? SC_CLOSE : SC_WAIT;   /* only departed ranks' leftovers */
     int k = r->k < active ? r->k : active;
     if (k < 1) k = 1;
+    if (fresh < k && r->relax_quorum && fresh > 0) return SC_CLOSE;
     if (fresh < k) {
         t->quorum_since = -1;
         return SC_WAIT;

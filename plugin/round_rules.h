@@ -10,6 +10,8 @@
 #ifndef STARCOLL_ROUND_RULES_H
 #define STARCOLL_ROUND_RULES_H
 
+#define SC_BLOCKED_OUTSIDE (-2)   /* blocked_at: in a call outside this engine's rounds */
+
 typedef struct sc_track {
     int n;
     long rounds;          /* rounds closed so far */
@@ -34,6 +36,11 @@ typedef struct sc_rules {
      * for by the staleness bound: waiting for it could never end. */
     const int *blocked_at;
     int slot;             /* the slot of the track being judged */
+    /* Stall: nobody announced anything for a long while and ranks wait
+     * here, blocked by something the library cannot see (an exact
+     * collective of the application's): close with the fresh ranks present
+     * rather than hang.  Never overrides the staleness bound. */
+    int relax_quorum;
 } sc_rules;
 
 int sc_track_init(sc_track *t, int n);

@@ -1,0 +1,235 @@
+/* mpirun test of the tolerant modes (quorum, groups, auto): a training-shaped
+ * loop of integer-valued gradient buffers under straggler patterns, then a
+ * flush (MPI_Pcontrol(2)); checks, exactly:
+ *   conservation  every rank's summed results == the sum of every buffer
+ *                 every rank deposited (elementwise, bitwise);
+ *   consistency   all ranks' summed results are bitwise equal;
+ *   shape         results have the right count (no cross-slot mixing).
+ * Ragged runs (ranks stop at different steps) write their sums to files
+ * that mpi_tolerant.sh checks after the job, since no collective can be
+ * made once ranks have left.
+ *
+ * usage: mpi_tolerant [--pattern none|persistent|jitter|burst|onset|sleep3]
+ *          [--steps N] [--compute-ms MS] [--swap] [--ragged DIR] [--two-comms]
+ *          [--in-place] [--stray] [--double] */
+#include <math.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NSLOTS 3
+static const int slot_count[NSLOTS] = {65536, 32768, 65536};   /* 256 KiB, 128 KiB, 256 KiB as floats */
+
+static int rank, size, steps = 40, use_double = 0, in_place = 0, swap = 0, two_comms = 0, stray = 0;
+static double compute_ms = 8;
+static const char *pattern = "none", *ragged_dir = NULL;
+
+static void sleep_ms(double ms)
+{
+    if (ms <= 0) return;
+    struct timespec ts = {(time_t)(ms / 1000), (long)(fmod(ms, 1000) * 1e6)};
+    while (nanosleep(&ts, &ts) != 0) {}
+}
+
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* Compute time of this rank at this step under the pattern. */
+static double step_ms(int step)
+{
+    double base = compute_ms;
+    if (strcmp(pattern, "persistent") == 0) return rank == size - 1 ? 2 * base : base;
+    if (strcmp(pattern, "jitter") == 0) {
+        double u1 = ((double)(mix((uint64_t)rank * 7919 + (uint64_t)step) >> 11) + 0.5) / 9007199254740992.0;
+        double u2 = ((double)(mix((uint64_t)rank * 104729 + (uint64_t)step + 17) >> 11) + 0.5) / 9007199254740992.0;
+        double z = sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
+        return base * exp(0.5 * z);
+    }
+    if (strcmp(pattern, "burst") == 0) return (step / 5) % size == rank ? 4 * base : base;
+    if (strcmp(pattern, "onset") == 0) return (rank == 1 && step >= steps / 2) ? 2 * base : base;
+    if (strcmp(pattern, "sleep3") == 0) return (rank == 2 && step == steps / 3) ? 3000 : base;
+    return base;
+}
+
+typedef struct {
+    MPI_Comm comm;
+    int crank, csize;
+    void *in[NSLOTS], *out[NSLOTS];
+    double *deposited[NSLOTS], *received[NSLOTS];   /* per element sums, exact for integers < 2^53 */
+} stream;
+
+static void stream_init(stream *st, MPI_Comm comm)
+{
+    st->comm = comm;
+    MPI_Comm_rank(comm, &st->crank);
+    MPI_Comm_size(comm, &st->csize);
+    size_t es = use_double ? sizeof(double) : sizeof(float);
+    for (int s = 0; s < NSLOTS; s++) {
+        st->in[s] = malloc(es * (size_t)slot_count[s]);
+        st->out[s] = malloc(es * (size_t)slot_count[s]);
+        st->deposited[s] = calloc((size_t)slot_count[s], sizeof(double));
+        st->received[s] = calloc((size_t)slot_count[s], sizeof(double));
+    }
+}
+
+/* One eligible call on slot s with integer values depending on rank, step and element. */
+static void one_call(stream *st, int s, int step, int zero)
+{
+    int n = slot_count[s];
+    for (int i = 0; i < n; i++) {
+        double v = zero ? 0 : (double)((st->crank * 7 + step * 3 + s + i) % 11);
+        st->deposited[s][i] += v;
+        if (use_double) ((double *)st->in[s])[i] = v;
+        else ((float *)st->in[s])[i] = (float)v;
+    }
+    MPI_Datatype dt = use_double ? MPI_DOUBLE : MPI_FLOAT;
+    if (in_place) {
+        memcpy(st->out[s], st->in[s], (use_double ? 8 : 4) * (size_t)n);
+        MPI_Allreduce(MPI_IN_PLACE, st->out[s], n, dt, MPI_SUM, st->comm);
+    } else
+        MPI_Allreduce(st->in[s], st->out[s], n, dt, MPI_SUM, st->comm);
+    for (int i = 0; i < n; i++) st->received[s][i] += use_double ? ((double *)st->out[s])[i] : ((float *)st->out[s])[i];
+}
+
+static void one_step(stream *st, int step)
+{
+    for (int s = 0; s < NSLOTS; s++) {
+        one_call(st, s, step, 0);
+        /* A call off the pattern in the middle of some steps: an eligible
+         * shape no slot has; it runs exact and the step goes on. */
+        if (stray && s == 0 && step % 7 == 3) {
+            float x[20000], y[20000];
+            for (int i = 0; i < 20000; i++) x[i] = (float)(st->crank + 1);
+            MPI_Allreduce(x, y, 20000, MPI_FLOAT, MPI_SUM, st->comm);
+            float want = (float)(st->csize * (st->csize + 1) / 2);
+            if (y[0] != want || y[19999] != want) {
+                fprintf(stderr, "rank %d: stray call got %g, want %g\n", rank, y[0], want);
+                MPI_Abort(MPI_COMM_WORLD, 3);
+            }
+        }
+    }
+}
+
+static void flush(stream *st, int step)
+{
+    MPI_Pcontrol(2);
+    for (int s = 0; s < NSLOTS; s++) one_call(st, s, step, 1);
+}
+
+static int passed, failed;
+static void check(int ok, const char *what)
+{
+    if (rank == 0) printf("%s: %s\n", ok ? "PASS" : "FAIL", what);
+    if (ok) passed++;
+    else failed++;
+}
+
+/* Conservation and consistency over all ranks of st->comm. */
+static void verify(stream *st, const char *name)
+{
+    int cons = 1, same = 1;
+    for (int s = 0; s < NSLOTS; s++) {
+        int n = slot_count[s];
+        double *total = malloc(sizeof(double) * (size_t)n), *lo = malloc(sizeof(double) * (size_t)n),
+               *hi = malloc(sizeof(double) * (size_t)n);
+        PMPI_Allreduce(st->deposited[s], total, n, MPI_DOUBLE, MPI_SUM, st->comm);
+        PMPI_Allreduce(st->received[s], lo, n, MPI_DOUBLE, MPI_MIN, st->comm);
+        PMPI_Allreduce(st->received[s], hi, n, MPI_DOUBLE, MPI_MAX, st->comm);
+        for (int i = 0; i < n; i++) {
+            if (lo[i] != hi[i]) same = 0;
+            if (st->received[s][i] != total[i]) {
+                if (cons && st->crank == 0)
+                    fprintf(stderr, "%s slot %d element %d: received %.0f, deposited %.0f\n", name, s, i,
+                            st->received[s][i], total[i]);
+                cons = 0;
+            }
+        }
+        free(total);
+        free(lo);
+        free(hi);
+    }
+    int c = 0, d = 0;
+    PMPI_Allreduce(&cons, &c, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    PMPI_Allreduce(&same, &d, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    char line[256];
+    snprintf(line, sizeof line, "%s: nothing lost, nothing doubled (pattern %s)", name, pattern);
+    check(c, line);
+    snprintf(line, sizeof line, "%s: replicas bitwise equal after flush (pattern %s)", name, pattern);
+    check(d, line);
+}
+
+static void write_ragged(stream *st, int my_steps)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/rank%d.txt", ragged_dir, rank);
+    FILE *f = fopen(path, "w");
+    if (!f) return;
+    double dep = 0, rec = 0;
+    for (int s = 0; s < NSLOTS; s++)
+        for (int i = 0; i < slot_count[s]; i++) {
+            dep += st->deposited[s][i];
+            rec += st->received[s][i];
+        }
+    fprintf(f, "%d %d %.0f %.0f\n", rank, my_steps, dep, rec);
+    fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--pattern") && i + 1 < argc) pattern = argv[++i];
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--compute-ms") && i + 1 < argc) compute_ms = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--ragged") && i + 1 < argc) ragged_dir = argv[++i];
+        else if (!strcmp(argv[i], "--swap")) swap = 1;
+        else if (!strcmp(argv[i], "--two-comms")) two_comms = 1;
+        else if (!strcmp(argv[i], "--in-place")) in_place = 1;
+        else if (!strcmp(argv[i], "--stray")) stray = 1;
+        else if (!strcmp(argv[i], "--double")) use_double = 1;
+        else {
+            if (rank == 0) fprintf(stderr, "mpi_tolerant: unknown option %s\n", argv[i]);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
+    stream world, half;
+    stream_init(&world, MPI_COMM_WORLD);
+    MPI_Comm split = MPI_COMM_NULL;
+    if (two_comms) {
+        MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &split);
+        stream_init(&half, split);
+    }
+    /* Ragged: rank r stops 3r steps early and leaves. */
+    int my_steps = ragged_dir ? steps - 3 * rank : steps;
+    if (my_steps < 1) my_steps = 1;
+    for (int step = 0; step < my_steps; step++) {
+        if (swap && step == steps / 3) MPI_Pcontrol(0);        /* exact from here ... */
+        if (swap && step == 2 * steps / 3) MPI_Pcontrol(1);    /* ... and tolerant again */
+        sleep_ms(step_ms(step));
+        one_step(&world, step);
+        if (two_comms) one_step(&half, step);
+    }
+    flush(&world, my_steps);
+    if (two_comms) flush(&half, my_steps);
+    if (ragged_dir) {
+        write_ragged(&world, my_steps);
+        MPI_Finalize();   /* no collective after ranks start leaving */
+        return 0;
+    }
+    verify(&world, "world");
+    if (two_comms) verify(&half, "split");
+    if (rank == 0) printf("%d passed, %d failed\n", passed, failed);
+    if (split != MPI_COMM_NULL) MPI_Comm_free(&split);
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
