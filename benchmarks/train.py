@@ -231,8 +231,20 @@ def synthetic(n=1797, seed=12345):
     return x.astype(np.float32), y.astype(np.int64)
 
 
+def split_permutation(n):
+    """The C trainer's held-out shuffle (SplitMix64 Fisher-Yates, train_rng.h),
+    so both trainers hold out the same samples."""
+    state = SPLIT_SEED ^ 0x5DEECE66D
+    perm = list(range(n))
+    for i in range(n - 1, 0, -1):
+        state = (state + 0x9e3779b97f4a7c15) & MASK64
+        j = Straggler._mix(state) % (i + 1)
+        perm[i], perm[j] = perm[j], perm[i]
+    return np.array(perm)
+
+
 def split(x, y):
-    perm = np.random.RandomState(SPLIT_SEED).permutation(len(y))
+    perm = split_permutation(len(y))
     ntest = min(max(1, int(round(len(y) * TEST_FRACTION))), len(y) - 1)
     test, train = perm[:ntest], perm[ntest:]
     return x[train], y[train], x[test], y[test]
@@ -357,13 +369,13 @@ def options(argv):
     ap = QuietParser(prog="train.py", description=__doc__.split("\n\n")[0],
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--layers", default="64,128,10", help="units per layer, input first")
-    ap.add_argument("--lr", type=positive(float), default=0.01)
+    ap.add_argument("--lr", type=positive(float), default=0.003)
     ap.add_argument("--momentum", type=float, default=0.9)
     ap.add_argument("--batch", type=positive(int), default=16, help="samples per rank and step")
     ap.add_argument("--pad-bytes", type=parse_size, default=0, help="pad each gradient buffer to SIZE")
     ap.add_argument("--compute-ms", type=float, default=20.0, help="emulated compute per step (a sleep)")
     ap.add_argument("--straggler", default="none", help="none, persistent, jitter, burst, onset, ...")
-    ap.add_argument("--target", type=float, default=0.95, help="held-out accuracy that ends the run")
+    ap.add_argument("--target", type=float, default=0.92, help="held-out accuracy that ends the run")
     ap.add_argument("--max-steps", type=positive(int), default=3000)
     ap.add_argument("--max-seconds", type=positive(float), default=300.0)
     ap.add_argument("--eval-every", type=positive(int), default=5)

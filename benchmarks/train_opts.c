@@ -94,14 +94,14 @@ void train_opts_usage(const char *prog)
            "  train: mode=M scenario=S ranks=N tta_s=T final_acc=A steps=K\n"
            "options:\n"
            "  --layers LIST        units per layer, input first (default 64,128,10)\n"
-           "  --lr F               learning rate (default 0.01)\n"
+           "  --lr F               learning rate (default 0.003)\n"
            "  --momentum F         momentum, 0 for plain SGD (default 0.9)\n"
            "  --batch N            samples per rank and step (default 16)\n"
            "  --pad-bytes SIZE     pad each gradient buffer with zeros to SIZE (e.g. 25M)\n"
            "  --compute-ms MS      emulated compute per step, a sleep (default 20)\n"
            "  --straggler SPEC     none, persistent[,rank=R,factor=F], jitter[,sigma=S],\n"
            "                       burst[,period=P,factor=F], onset[,rank=R,start=S,end=E] (default none)\n"
-           "  --target ACC         held-out accuracy that ends the run (default 0.95)\n"
+           "  --target ACC         held-out accuracy that ends the run (default 0.92)\n"
            "  --max-steps N        step budget per rank (default 3000)\n"
            "  --max-seconds S      time budget, decided on rank 0 (default 300)\n"
            "  --eval-every K       steps between evaluations on rank 0 (default 5)\n"
@@ -142,12 +142,12 @@ static void set_defaults(train_opts *o)
 {
     memset(o, 0, sizeof *o);
     strcpy(o->layers, "64,128,10");
-    o->lr = 0.01;
+    o->lr = 0.003;
     o->momentum = 0.9;
     o->batch = 16;
     o->compute_ms = 20;
     strcpy(o->straggler, "none");
-    o->target = 0.95;
+    o->target = 0.92;
     o->max_steps = 3000;
     o->max_seconds = 300;
     o->eval_every = 5;
@@ -198,7 +198,7 @@ static int apply(train_opts *o, int id, const char *name, const char *v, char *e
     case OPT_TARGET:
         if (parse_double(v, 0, 1, &o->target) == 0)
             return 0;
-        set_err(err, errlen, "--target %s: expected an accuracy between 0 and 1, e.g. 0.93", v);
+        set_err(err, errlen, "--target %s: expected an accuracy between 0 and 1, e.g. 0.92", v);
         return -1;
     case OPT_MAX_STEPS:
         if (parse_long(v, 1, 1L << 40, &o->max_steps) == 0)
