@@ -22,6 +22,9 @@ static void fold_stats(sc_stats *row, const sc_engine_stats *st)
     if ((double)st->max_staleness > row->max_stale) row->max_stale = (double)st->max_staleness;
     row->wait_s += st->wait_s;
     row->child_rounds += (double)st->child_rounds;
+    row->relaxed += (double)st->relaxed;
+    if (st->min_fresh >= 0 && (row->min_fresh <= 0 || (double)st->min_fresh < row->min_fresh))
+        row->min_fresh = (double)st->min_fresh;
 }
 
 static void keep_leftover(void *ctx, long count, int dkind, const void *buf, size_t bytes)

@@ -21,6 +21,7 @@ typedef struct sc_comm {
     sc_pattern pattern;
     sc_engine *engine;
     int engine_failed;
+    double last_exit;           /* when the last eligible call returned (compute time in between) */
     struct sc_carry *carry;
     struct sc_comm *next_live;     /* results drained from a dropped pattern, owed to the next call of that shape */
 } sc_comm;

@@ -214,6 +214,37 @@ static int send_round(sc_engine *e, long kind, int s, sc_mode mode, int k)
     return MPI_SUCCESS;
 }
 
+/* Close slot s's round: bookkeeping, round message to every rank, and
+ * this rank's part of the reduction. */
+static int close_round(sc_engine *e, int s, sc_rules *rules, sc_mode mode, int k)
+{
+    sc_track *tr = &e->slots[s].track;
+    if (rules->relax_quorum && !e->relaxed++)
+        sc_say(SC_SAY_STALL, 0, "starcoll: tolerant rounds stalled (ranks blocked in a call starcoll cannot see, "
+               "such as an exact collective each step); closing rounds below the quorum to go on");
+    int flushing = tr->flush_upto != 0;
+    int fresh = sc_round_close(tr, rules, e->incl);
+    if (!flushing && !rules->relax_quorum && !rules->excuse_blocked && !exact_mode(mode) &&
+        (e->stats.min_fresh < 0 || fresh < e->stats.min_fresh))
+        e->stats.min_fresh = fresh;
+    if (tr->max_absent > e->stats.max_staleness) e->stats.max_staleness = tr->max_absent;
+    for (int r = 0; r < e->n; r++)
+        if (e->blocked_at[r] == s && e->incl[r] >= e->blocked_need[r]) e->blocked_at[r] = -1;
+    int rc = send_round(e, ROUND_RUN, s, mode, k);
+    if (rc != MPI_SUCCESS) {
+        e->error = rc;
+        return rc;
+    }
+    run_round(e, s, e->incl, mode, k);
+    double tn = now_s();
+    if (e->last_round_t > 0) {
+        double gap = tn - e->last_round_t;
+        e->round_period = e->round_period > 0 ? 0.9 * e->round_period + 0.1 * gap : gap;
+    }
+    e->last_round_t = tn;
+    return MPI_SUCCESS;
+}
+
 static void coordinator_loop(sc_engine *e)
 {
     double nap = 20e-6;
@@ -239,37 +270,25 @@ static void coordinator_loop(sc_engine *e)
         int anyone_waiting = 0;
         for (int r = 0; r < e->n; r++) anyone_waiting |= e->blocked_at[r] >= 0;
         rules.relax_quorum = anyone_waiting && e->last_note_t > 0 && t - e->last_note_t > stall;
-        for (int i = 0; i < e->nslots; i++) {
-            int s = (rr + i) % e->nslots;
-            sc_track *tr = &e->slots[s].track;
-            double w;
-            rules.slot = s;
-            if (sc_round_verdict(tr, &rules, t, &w) != SC_CLOSE) {
-                if (w > 0 && (wake < 0 || w < wake)) wake = w;
-                continue;
+        /* First pass by the plain rules; a second pass excuses ranks
+         * blocked in other rounds, only when nothing could close at all. */
+        int closed = 0;
+        for (int pass = 0; pass < 2 && !closed; pass++) {
+            rules.excuse_blocked = pass;
+            for (int i = 0; i < e->nslots; i++) {
+                int s = (rr + i) % e->nslots;
+                sc_track *tr = &e->slots[s].track;
+                double w;
+                rules.slot = s;
+                if (sc_round_verdict(tr, &rules, t, &w) != SC_CLOSE) {
+                    if (w > 0 && (wake < 0 || w < wake)) wake = w;
+                    continue;
+                }
+                if (close_round(e, s, &rules, mode, k) != MPI_SUCCESS) return;
+                rr = (s + 1) % e->nslots;
+                progressed = closed = 1;
+                break;
             }
-            rules.slot = s;
-            if (rules.relax_quorum && !e->relaxed++)
-                sc_say(SC_SAY_STALL, 0, "starcoll: tolerant rounds stalled (ranks blocked in a call starcoll cannot see, "
-                       "such as an exact collective each step); closing rounds below the quorum to go on");
-            sc_round_close(tr, &rules, e->incl);
-            for (int r = 0; r < e->n; r++)
-                if (e->blocked_at[r] == s && e->incl[r] >= e->blocked_need[r]) e->blocked_at[r] = -1;
-            if (tr->max_absent > e->stats.max_staleness) e->stats.max_staleness = tr->max_absent;
-            if (send_round(e, ROUND_RUN, s, mode, k) != MPI_SUCCESS) {
-                e->error = MPI_ERR_OTHER;
-                return;
-            }
-            run_round(e, s, e->incl, mode, k);
-            double tn = now_s();
-            if (e->last_round_t > 0) {
-                double gap = tn - e->last_round_t;
-                e->round_period = e->round_period > 0 ? 0.9 * e->round_period + 0.1 * gap : gap;
-            }
-            e->last_round_t = tn;
-            rr = (s + 1) % e->nslots;
-            progressed = 1;
-            break;
         }
         if (e->ngone == e->n) {
             int news = 0;
@@ -407,6 +426,7 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode)
         ok = sl->inbox && sl->scratch && (e->rank != e->coord || sc_track_init(&sl->track, e->n) == 0);
     }
     e->k = quorum_k(e);
+    e->stats.min_fresh = -1;
     /* Collective over comm: every rank starts its engine at the same call.
      * The outcome is agreed on, so a failure anywhere leaves all exact. */
     int rc1 = PMPI_Comm_dup(comm, &e->ctrl);

@@ -25,6 +25,7 @@ typedef struct sc_engine_stats {
     long mode_rounds[SC_NMODES];
     long child_rounds;         /* rounds this rank spent as a child (groups) */
     long relaxed;              /* coordinator: rounds closed below quorum to end a stall */
+    long min_fresh;            /* coordinator: fewest fresh ranks in a quorum round (-1: none) */
 } sc_engine_stats;
 
 /* Start the engine for comm, whose eligible calls follow the learned

@@ -234,6 +234,7 @@ static int tolerant_allreduce(sc_comm *cs, const void *sendbuf, void *recvbuf, i
         return blocking_allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, cs->comm);
     }
     if (slot == 0) cs->row->steps += 1;
+    if (cs->last_exit > 0) cs->row->compute_s += PMPI_Wtime() - cs->last_exit;
     *mode = sc_engine_mode(cs->engine);
     return sc_engine_call(cs->engine, slot, sendbuf, recvbuf, sc_rt.pcontrol_exact);
 }
@@ -290,7 +291,8 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
         rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     }
     if (cs->carry && rc == MPI_SUCCESS) pay_carry(cs, sig, recvbuf);
-    double dt = PMPI_Wtime() - t0;
+    double t1 = PMPI_Wtime(), dt = t1 - t0;
+    cs->last_exit = cs->engine ? t1 : 0;
     cs->row->eligible += 1;
     cs->row->bytes += (double)count * (double)sc_dkind_size(shape.dkind);
     cs->row->time_in += dt;

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <libgen.h>
 
 static const char *const mode_names[SC_NMODES] = {"sync", "hier", "quorum", "groups", "auto"};
 
@@ -130,6 +132,14 @@ static int copy_string(char *dst, size_t len, const char *src)
 
 static const char *std_getenv(const char *name) { return getenv(name); }
 
+/* The folder a path (or a path prefix) would be written in exists and is writable. */
+static int dir_writable(const char *path)
+{
+    char copy[SC_PATH_LEN];
+    snprintf(copy, sizeof copy, "%s", path);
+    return access(dirname(copy), W_OK) == 0;
+}
+
 #define BAD(var, val, accepted, fallback) \
     (bad++, say(msgs, msglen, "starcoll: %s='%s' is not valid (accepted: %s); using %s", var, val, accepted, fallback))
 
@@ -151,8 +161,12 @@ int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
         else if (strcmp(v, "learned") == 0) p->selector = SC_SELECTOR_LEARNED;
         else BAD("STARCOLL_SELECTOR", v, "heuristic, learned", "heuristic");
     }
-    if ((v = get("STARCOLL_MODEL")) && *v && copy_string(p->model, sizeof p->model, v) != 0)
-        BAD("STARCOLL_MODEL", v, "a path shorter than 512 bytes", "no model");
+    if ((v = get("STARCOLL_MODEL")) && *v) {
+        if (copy_string(p->model, sizeof p->model, v) != 0 || access(v, R_OK) != 0) {
+            p->model[0] = '\0';
+            BAD("STARCOLL_MODEL", v, "a readable model file written by starcoll-train", "no model");
+        }
+    }
     if ((v = get("STARCOLL_MIN_BYTES")) && sc_parse_size(v, &p->min_bytes) != 0) {
         p->min_bytes = 64 * 1024;
         BAD("STARCOLL_MIN_BYTES", v, "a size in bytes with optional K, M or G suffix, e.g. 64K", "64K");
@@ -189,13 +203,17 @@ int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
         BAD("STARCOLL_PAPI_EVENTS", v, "auto, none, or a comma list of PAPI event names", "auto");
     if ((v = get("STARCOLL_NIC")) && (!*v || copy_string(p->nic, sizeof p->nic, v) != 0))
         BAD("STARCOLL_NIC", v, "auto, none, or a comma list of interface names", "auto");
-    if ((v = get("STARCOLL_TRACE")) && *v && copy_string(p->trace, sizeof p->trace, v) != 0)
-        BAD("STARCOLL_TRACE", v, "a path prefix shorter than 512 bytes", "no trace");
+    if ((v = get("STARCOLL_TRACE")) && *v) {
+        if (copy_string(p->trace, sizeof p->trace, v) != 0 || !dir_writable(v)) {
+            p->trace[0] = '\0';
+            BAD("STARCOLL_TRACE", v, "a path prefix in a writable folder", "no trace");
+        }
+    }
     if ((v = get("STARCOLL_REPORT"))) {
         if (strcmp(v, "stderr") == 0) p->report = SC_REPORT_STDERR;
         else if (strcmp(v, "none") == 0) p->report = SC_REPORT_NONE;
-        else if (*v && copy_string(p->report_path, sizeof p->report_path, v) == 0) p->report = SC_REPORT_FILE;
-        else BAD("STARCOLL_REPORT", v, "stderr, none, or a file path", "stderr");
+        else if (*v && copy_string(p->report_path, sizeof p->report_path, v) == 0 && dir_writable(v)) p->report = SC_REPORT_FILE;
+        else BAD("STARCOLL_REPORT", v, "stderr, none, or a file path in a writable folder", "stderr");
     }
     if ((v = get("STARCOLL_INJECT")) && *v) {
         char err[160];

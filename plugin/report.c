@@ -6,7 +6,9 @@
 #include "runtime.h"
 
 /* Per-row fields reduced with MPI_SUM, then with MPI_MAX. */
-enum { F_ELIG, F_PASS, F_BYTES, F_TIME, F_MODE0, F_SIZE = F_MODE0 + SC_NMODES, F_INST, F_RANKS, F_N };
+enum { F_ELIG, F_PASS, F_BYTES, F_TIME, F_MODE0, F_SIZE = F_MODE0 + SC_NMODES, F_INST, F_RANKS,
+       F_STEPS, F_ROUNDS, F_FRESH, F_LATE, F_STALE, F_WAIT, F_CHILD, F_XCALLS, F_XTIME, F_COMPUTE, F_RELAXED,
+       F_NEGMINFRESH, F_N };
 
 static void pack(double *sum, double *max)
 {
@@ -21,7 +23,52 @@ static void pack(double *sum, double *max)
         o[F_SIZE] = s->size;
         o[F_INST] = s->instances;
         o[F_RANKS] = s->instances > 0;
+        o[F_STEPS] = s->steps;
+        o[F_ROUNDS] = s->rounds;
+        o[F_FRESH] = s->fresh_sum;
+        o[F_LATE] = s->late_calls;
+        o[F_STALE] = s->max_stale;
+        o[F_WAIT] = s->wait_s;
+        o[F_CHILD] = s->child_rounds;
+        o[F_XCALLS] = s->exact_in_tolerant;
+        o[F_XTIME] = s->exact_in_tolerant_s;
+        o[F_COMPUTE] = s->compute_s;
+        o[F_RELAXED] = s->relaxed;
+        o[F_NEGMINFRESH] = s->min_fresh > 0 ? -s->min_fresh : -1e9;   /* reduced with MAX: the least min */
         memcpy(m, o, sizeof(double) * F_N);
+    }
+}
+
+/* The tolerant modes: rounds, freshness, lateness, staleness, children,
+ * waiting, and exact collectives inside tolerant steps. */
+static void write_tolerant(FILE *f, const double *sum, const double *max)
+{
+    int any = 0;
+    for (int r = 0; r < SC_REPORT_ROWS; r++) any |= sum[r * F_N + F_ROUNDS] > 0;
+    if (!any) return;
+    fprintf(f, "@--- Tolerant rounds per communicator (rounds per rank; staleness in rounds) ---\n");
+    fprintf(f, "%4s %7s %8s %11s %10s %10s %11s %10s %15s\n", "comm", "steps", "rounds", "fresh/round", "late calls",
+            "max stale", "child rnds", "wait(s)", "avoided(s/rank)");
+    for (int r = 0; r < SC_REPORT_ROWS; r++) {
+        const double *s = sum + r * F_N, *m = max + r * F_N;
+        if (s[F_ROUNDS] <= 0) continue;
+        double ranks = s[F_RANKS] > 0 ? s[F_RANKS] : 1;
+        /* Under sync every rank would wait, at least, for the slowest
+         * rank's compute: estimate the waiting avoided against that. */
+        double sync_wait = (ranks * m[F_COMPUTE] - s[F_COMPUTE]) / ranks;
+        double avoided = sync_wait - s[F_WAIT] / ranks;
+        fprintf(f, "%4d %7.0f %8.0f %11.2f %10.0f %10.0f %11.0f %10.3f %15.3f\n", r, s[F_STEPS] / ranks,
+                s[F_ROUNDS] / ranks, s[F_FRESH] / s[F_ROUNDS], s[F_LATE], m[F_STALE], s[F_CHILD],
+                s[F_WAIT] / ranks, avoided);
+        double per_step = s[F_STEPS] > 0 ? s[F_XCALLS] / s[F_STEPS] : 0;
+        if (per_step >= 0.5)
+            fprintf(f, "@ comm %d: %.1f exact MPI_Allreduce per step (ineligible or off the pattern, e.g. a loss or metric)"
+                       " cost %.3f s per rank: each makes every rank wait for the slowest and undoes the tolerance;"
+                       " reduce it every few steps, or make it eligible\n",
+                    r, per_step, s[F_XTIME] / ranks);
+        if (s[F_RELAXED] > 0)
+            fprintf(f, "@ comm %d: %.0f rounds closed below the quorum because ranks were blocked in calls starcoll"
+                       " cannot see (an exact collective in the step?)\n", r, s[F_RELAXED]);
     }
 }
 
@@ -52,10 +99,17 @@ static void write_report(FILE *f, const double *sum, const double *max)
         for (int k = 0; k < SC_MODE_AUTO; k++) fprintf(f, " %8.0f", s[F_MODE0 + k]);
         fputc('\n', f);
     }
+    write_tolerant(f, sum, max);
     fprintf(f, "@--- end of starcoll report ---\n");
     fprintf(f, "starcoll: totals eligible=%.0f passthrough=%.0f bytes=%.0f", tot[F_ELIG], tot[F_PASS], tot[F_BYTES]);
     for (int k = 0; k < SC_MODE_AUTO; k++) fprintf(f, " %s=%.0f", sc_mode_name((sc_mode)k), tot[F_MODE0 + k]);
-    fputc('\n', f);
+    double stale = 0, negmin = -1e9;
+    for (int r = 0; r < SC_REPORT_ROWS; r++) {
+        if (max[r * F_N + F_STALE] > stale) stale = max[r * F_N + F_STALE];
+        if (max[r * F_N + F_NEGMINFRESH] > negmin) negmin = max[r * F_N + F_NEGMINFRESH];
+    }
+    fprintf(f, " rounds=%.0f min_fresh=%.0f max_staleness=%.0f relaxed=%.0f\n", tot[F_ROUNDS],
+            negmin > -1e9 ? -negmin : 0, stale, tot[F_RELAXED]);
 }
 
 void sc_report_write(void)
@@ -74,7 +128,7 @@ void sc_report_write(void)
     if (sc_rt.policy.report == SC_REPORT_FILE) {
         f = fopen(sc_rt.policy.report_path, "w");
         if (!f) {
-            fprintf(stderr, "starcoll: cannot write the report to %s (%s); writing it to stderr\n",
+            fprintf(stderr, "starcoll: STARCOLL_REPORT='%s' cannot be written (%s); writing the report to stderr\n",
                     sc_rt.policy.report_path, strerror(errno));
             f = stderr;
         }

@@ -73,11 +73,16 @@ sc_verdict sc_round_verdict(sc_track *t, const sc_rules *r, double now, double *
 {
     *wake_s = -1;
     if (t->flush_upto) return flush_verdict(t, r);
+    /* Only a round somebody waits for may excuse ranks blocked elsewhere
+     * (they cannot deposit here before their own round closes), and only
+     * when the caller says no round can close otherwise. */
+    int waiter = 0;
+    for (int i = 0; i < t->n && r->blocked_at; i++) waiter |= r->blocked_at[i] == r->slot;
     int fresh = 0, active = 0, all_in = 1;
     for (int i = 0; i < t->n; i++) {
         if (gone(r, i)) continue;
         int is_fresh = t->announced[i] > t->included[i];
-        if (!is_fresh && blocked_elsewhere(r, i)) continue;
+        if (!is_fresh && r->excuse_blocked && waiter && blocked_elsewhere(r, i)) continue;
         /* Bounded staleness: a rank left out of `staleness` rounds in a
          * row is waited for before another round closes without it. */
         if (!is_fresh && t->absent[i] >= r->staleness) return SC_WAIT;
@@ -89,7 +94,7 @@ sc_verdict sc_round_verdict(sc_track *t, const sc_rules *r, double now, double *
     if (active == 0) return sc_track_has_news(t) ? SC_CLOSE : SC_WAIT;   /* only departed ranks' leftovers */
     int k = r->k < active ? r->k : active;
     if (k < 1) k = 1;
-    if (fresh < k && r->relax_quorum && fresh > 0) return SC_CLOSE;
+    if (fresh < k && r->relax_quorum && waiter && fresh > 0) return SC_CLOSE;
     if (fresh < k) {
         t->quorum_since = -1;
         return SC_WAIT;
@@ -112,8 +117,11 @@ int sc_round_close(sc_track *t, const sc_rules *r, long *incl)
         if (upto < t->included[i]) upto = t->included[i];
         int is_fresh = upto > t->included[i];
         fresh += is_fresh;
+        /* Staleness counts rounds a rank misses while it computes; a rank
+         * blocked in a round (here or elsewhere) or gone misses nothing. */
+        int blocked = r->blocked_at && r->blocked_at[i] != -1;
         if (is_fresh || gone(r, i)) t->absent[i] = 0;
-        else if (++t->absent[i] > t->max_absent) t->max_absent = t->absent[i];
+        else if (!blocked && ++t->absent[i] > t->max_absent) t->max_absent = t->absent[i];
         t->included[i] = upto;
         incl[i] = upto;
     }

@@ -36,6 +36,9 @@ typedef struct sc_rules {
      * for by the staleness bound: waiting for it could never end. */
     const int *blocked_at;
     int slot;             /* the slot of the track being judged */
+    /* Set only when no slot's round could close otherwise: then a round
+     * that a rank waits for goes on without the ranks blocked elsewhere. */
+    int excuse_blocked;
     /* Stall: nobody announced anything for a long while and ranks wait
      * here, blocked by something the library cannot see (an exact
      * collective of the application's): close with the fresh ranks present

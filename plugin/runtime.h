@@ -17,6 +17,8 @@ typedef struct sc_stats {
     double steps;          /* steps (slot-0 calls) run through the engine */
     double rounds, fresh_sum, late_calls, max_stale, wait_s, child_rounds;
     double exact_in_tolerant, exact_in_tolerant_s;  /* pass-through calls while tolerant, and their time */
+    double compute_s;      /* time outside the library between eligible calls while tolerant */
+    double relaxed, min_fresh;
 } sc_stats;
 
 typedef struct sc_runtime {

@@ -3,6 +3,8 @@
 #include <CUnit/CUnit.h>
 #include <math.h>
 #include <string.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include "policy.h"
 #include "eligibility.h"
 #include "kernels.h"
@@ -65,8 +67,14 @@ static void test_good_values(void)
     }
     CU_ASSERT_EQUAL(parse1("STARCOLL_SELECTOR=learned", &p, m, sizeof m), 0);
     CU_ASSERT_EQUAL(p.selector, SC_SELECTOR_LEARNED);
-    CU_ASSERT_EQUAL(parse1("STARCOLL_MODEL=/tmp/model.txt", &p, m, sizeof m), 0);
-    CU_ASSERT_STRING_EQUAL(p.model, "/tmp/model.txt");
+    char model[] = "/tmp/starcoll-unit-model-XXXXXX", assign[64];
+    int fd = mkstemp(model);
+    CU_ASSERT_TRUE_FATAL(fd >= 0);
+    close(fd);
+    snprintf(assign, sizeof assign, "STARCOLL_MODEL=%s", model);
+    CU_ASSERT_EQUAL(parse1(assign, &p, m, sizeof m), 0);
+    CU_ASSERT_STRING_EQUAL(p.model, model);
+    unlink(model);
     CU_ASSERT_EQUAL(parse1("STARCOLL_MIN_BYTES=0", &p, m, sizeof m), 0);
     CU_ASSERT_EQUAL(p.min_bytes, 0);
     CU_ASSERT_EQUAL(parse1("STARCOLL_MIN_BYTES=1M", &p, m, sizeof m), 0);
@@ -150,6 +158,11 @@ static void test_bad_values(void)
     check_bad("STARCOLL_NIC=", "STARCOLL_NIC");
     check_bad("STARCOLL_REPORT=", "STARCOLL_REPORT");
     check_bad("STARCOLL_VERBOSE=9", "STARCOLL_VERBOSE");
+    check_bad("STARCOLL_MODEL=/nonexistent/model.txt", "STARCOLL_MODEL");
+    check_bad("STARCOLL_TRACE=/nonexistent-dir/trace", "STARCOLL_TRACE");
+    check_bad("STARCOLL_REPORT=/nonexistent-dir/report.txt", "STARCOLL_REPORT");
+    parse1("STARCOLL_REPORT=/nonexistent-dir/report.txt", &p, m, sizeof m);
+    CU_ASSERT_EQUAL(p.report, SC_REPORT_STDERR);
     check_bad("STARCOLL_INJECT=rank=x,delay=4ms", "STARCOLL_INJECT");
     check_bad("STARCOLL_INJECT=rank=1,delay=-4ms", "STARCOLL_INJECT");
     check_bad("STARCOLL_INJECT=rank=1,delay=4ms,prob=2", "STARCOLL_INJECT");
