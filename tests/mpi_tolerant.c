@@ -127,7 +127,7 @@ static void flush(stream *st, int step)
 static int passed, failed;
 static void check(int ok, const char *what)
 {
-    if (rank == 0) printf("%s: %s\n", ok ? "PASS" : "FAIL", what);
+    if (rank == 0) printf("%s%s\n", ok ? "ok   - " : "FAIL - ", what);
     if (ok) passed++;
     else failed++;
 }

@@ -1,0 +1,68 @@
+#!/bin/bash
+# The tolerant modes at 8 ranks: conservation and replica consistency
+# (exact, integer-valued) under straggler patterns, the staleness bound,
+# the quorum never undercut, hot swap by MPI_Pcontrol, two communicators,
+# MPI_IN_PLACE, a call off the pattern, one rank asleep for 3 s, ragged ends.
+. "$(dirname "$0")/mpi_testlib.sh"
+sc_need_library || finish
+prog="$top_builddir/tests/mpi_tolerant"
+sc_need_program "$prog" || finish
+MODES=${SC_TOLERANT_MODES:-quorum groups}
+
+# tolerant_job NAME MODE [env...] -- args...: run, adopt its checks, check the report.
+tolerant_job() {
+    local name=$1 mode=$2
+    shift 2
+    local envs=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=(-x "$1"); shift; done
+    shift
+    sc_job "$name" 8 -x STARCOLL_MODE="$mode" "${envs[@]}" "$prog" "$@"
+    local rc=$?
+    sc_adopt "$name" $rc "$name"
+    sc_preloading || return
+    local stale minf relaxed tm
+    stale=$(sc_totals "$name" max_staleness) minf=$(sc_totals "$name" min_fresh)
+    relaxed=$(sc_totals "$name" relaxed) tm=$(sc_totals "$name" "$mode")
+    if [ -n "$stale" ] && [ "$stale" -le "${SC_BOUND:-4}" ]; then ok "$name: staleness $stale <= bound ${SC_BOUND:-4}"
+    else fail "$name: staleness '$stale' over the bound ${SC_BOUND:-4}"; fi
+    if [ "$mode" = quorum ]; then
+        if [ -n "$minf" ] && [ "$minf" -ge "${SC_K:-7}" ]; then ok "$name: every quorum round had >= ${SC_K:-7} fresh buffers (fewest $minf)"
+        else fail "$name: a quorum round closed with '$minf' fresh buffers, quorum ${SC_K:-7}"; fi
+    fi
+    if [ "${relaxed:-x}" = 0 ]; then ok "$name: no round forced below the quorum"
+    else fail "$name: $relaxed rounds forced below the quorum"; fi
+    if [ -n "$tm" ] && [ "$tm" -gt 0 ]; then ok "$name: $tm calls ran in $mode"
+    else fail "$name: no call ran in $mode"; fi
+}
+
+for mode in $MODES; do
+    for p in none persistent jitter burst onset; do
+        tolerant_job "$mode-$p" "$mode" -- --pattern "$p"
+    done
+    tolerant_job "$mode-swap" "$mode" -- --pattern persistent --swap
+    # the split halves have 4 ranks: quorum 3 there
+    SC_K=3 tolerant_job "$mode-mixed" "$mode" -- --pattern jitter --two-comms --in-place --stray --double
+    SC_K=6 tolerant_job "$mode-k6" "$mode" STARCOLL_QUORUM=6 -- --pattern burst
+    # One rank asleep 3 s: the others go on for exactly the bound, then wait.
+    SC_BOUND=2 tolerant_job "$mode-sleep3" "$mode" STARCOLL_STALENESS=2 -- --pattern sleep3 --steps 24
+    if sc_preloading; then
+        s=$(sc_totals "$mode-sleep3" max_staleness)
+        if [ "$s" = 2 ]; then ok "$mode-sleep3: the others went on for the whole bound (2 rounds) before waiting"
+        else fail "$mode-sleep3: staleness reached '$s', expected the bound 2"; fi
+    fi
+    # Ragged ends: rank r stops 3r steps early; the last rank ends with every buffer.
+    dir="$SC_WORK/ragged-$mode"
+    mkdir -p "$dir"
+    sc_job "$mode-ragged" 8 -x STARCOLL_MODE="$mode" "$prog" --pattern jitter --ragged "$dir"
+    rc=$?
+    if [ $rc -eq 0 ] && [ "$(ls "$dir" | wc -l)" = 8 ]; then
+        ok "$mode-ragged: ranks stopping at 8 different steps all exit 0"
+        verdict=$(cat "$dir"/rank*.txt | awk '{d += $3} $1 == 0 {r = $4} END {print (d == r) ? "same" : d " deposited, " r " received"}')
+        if [ "$verdict" = same ]; then ok "$mode-ragged: the last rank received every buffer of every rank"
+        else fail "$mode-ragged: $verdict"; fi
+    else
+        fail "$mode-ragged: job status $rc, $(ls "$dir" | wc -l) of 8 ranks finished"
+        sc_show "$mode-ragged"
+    fi
+done
+finish

@@ -1,0 +1,212 @@
+/* Unit tests of the tolerant modes' pure parts: step-pattern learning
+ * (pattern.c) and the coordinator's round rules (round_rules.c), driven
+ * with synthetic call signatures and deposit arrivals. */
+#include <CUnit/CUnit.h>
+#include <string.h>
+#include "pattern.h"
+#include "round_rules.h"
+#include "cunit_main.h"
+
+static sc_sig S(long count) { sc_sig s = {count, 1}; return s; }
+
+/* Feed a repeating step of signatures; return the call index at which the
+ * pattern was learned (first slot >= 0), or -1. */
+static int learn(sc_pattern *p, const long *step, int len, int steps, int *slots_out)
+{
+    int first = -1, n = 0;
+    for (int t = 0; t < steps; t++)
+        for (int i = 0; i < len; i++, n++) {
+            int slot = sc_pattern_next(p, S(step[i]));
+            if (slot >= 0 && first < 0) first = n;
+            if (slots_out) slots_out[n] = slot;
+        }
+    return first;
+}
+
+static void test_pattern_single(void)
+{
+    sc_pattern p;
+    sc_pattern_init(&p);
+    long step[] = {100};
+    int first = learn(&p, step, 1, 20, NULL);
+    CU_ASSERT_EQUAL(p.len, 1);
+    CU_ASSERT_EQUAL(first, SC_PATTERN_MIN_CALLS);   /* the first steps run exact */
+}
+
+static void test_pattern_same_signature_twice(void)
+{
+    /* A A A B: equal shapes inside a step stay distinct slots, and a run of
+     * A's is not mistaken for a step of one. */
+    sc_pattern p;
+    sc_pattern_init(&p);
+    long step[] = {10, 10, 10, 20};
+    int slots[80];
+    learn(&p, step, 4, 20, slots);
+    CU_ASSERT_EQUAL(p.len, 4);
+    int n = 79;   /* the last step: slots 0..3 in order */
+    CU_ASSERT_EQUAL(slots[n - 3], 0);
+    CU_ASSERT_EQUAL(slots[n - 2], 1);
+    CU_ASSERT_EQUAL(slots[n - 1], 2);
+    CU_ASSERT_EQUAL(slots[n], 3);
+}
+
+static void test_pattern_prefix_and_stray(void)
+{
+    sc_pattern p;
+    sc_pattern_init(&p);
+    CU_ASSERT_EQUAL(sc_pattern_next(&p, S(999)), SC_PAT_LEARNING);   /* one call before the loop */
+    long step[] = {1, 2, 3};
+    learn(&p, step, 3, 10, NULL);
+    CU_ASSERT_TRUE(p.learned);
+    CU_ASSERT_EQUAL(p.len, 3);
+    /* continue in phase: the next call is slot 0 */
+    CU_ASSERT_EQUAL(sc_pattern_next(&p, S(1)), 0);
+    /* a stray call mid-step runs exact, the step goes on */
+    CU_ASSERT_EQUAL(sc_pattern_next(&p, S(77)), SC_PAT_MISMATCH);
+    CU_ASSERT_EQUAL(sc_pattern_next(&p, S(2)), 1);
+    CU_ASSERT_EQUAL(sc_pattern_next(&p, S(3)), 2);
+    /* a new pattern: after a whole step of strays, learn again */
+    int r = 0;
+    for (int i = 0; i < 5 && r != SC_PAT_RELEARN; i++) r = sc_pattern_next(&p, S(50 + i % 2));
+    CU_ASSERT_EQUAL(r, SC_PAT_RELEARN);
+    CU_ASSERT_FALSE(p.learned);
+    CU_ASSERT_EQUAL(p.relearns, 1);
+}
+
+static void test_pattern_never_periodic(void)
+{
+    sc_pattern p;
+    sc_pattern_init(&p);
+    for (long i = 0; i < 1000; i++) CU_ASSERT_EQUAL(sc_pattern_next(&p, S(i)), SC_PAT_LEARNING);
+    CU_ASSERT_FALSE(p.learned);
+}
+
+/* ---- round rules ---- */
+
+static sc_rules rules(int k, int staleness)
+{
+    sc_rules r;
+    memset(&r, 0, sizeof r);
+    r.k = k;
+    r.staleness = staleness;
+    r.grace_s = 0.001;
+    return r;
+}
+
+static void test_quorum_and_grace(void)
+{
+    sc_track t;
+    CU_ASSERT_EQUAL_FATAL(sc_track_init(&t, 4), 0);
+    sc_rules r = rules(3, 4);
+    double wake;
+    sc_track_announce(&t, 0, 1, 0);
+    sc_track_announce(&t, 1, 1, 0);
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0.0, &wake), SC_WAIT);   /* 2 < k */
+    sc_track_announce(&t, 2, 1, 0);
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0.0, &wake), SC_WAIT);   /* quorum met: grace for the last */
+    CU_ASSERT_DOUBLE_EQUAL(wake, 0.001, 1e-12);
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0.0011, &wake), SC_CLOSE);
+    long incl[4];
+    CU_ASSERT_EQUAL(sc_round_close(&t, &r, incl), 3);
+    CU_ASSERT_EQUAL(incl[0], 1);
+    CU_ASSERT_EQUAL(incl[3], 0);
+    CU_ASSERT_EQUAL(t.absent[3], 1);
+    /* all four in: close at once, no grace */
+    for (int i = 0; i < 4; i++) sc_track_announce(&t, i, i == 3 ? 1 : 2, 0);
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 5.0, &wake), SC_CLOSE);
+    CU_ASSERT_EQUAL(sc_round_close(&t, &r, incl), 4);
+    CU_ASSERT_EQUAL(t.absent[3], 0);
+    sc_track_free(&t);
+}
+
+static void test_staleness_bound(void)
+{
+    sc_track t;
+    sc_track_init(&t, 3);
+    sc_rules r = rules(2, 2);
+    long incl[3];
+    double wake;
+    for (int round = 1; round <= 2; round++) {
+        sc_track_announce(&t, 0, round, 0);
+        sc_track_announce(&t, 1, round, 0);
+        CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 100.0 * round, &wake), SC_WAIT);   /* grace starts */
+        CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 100.0 * round + 1, &wake), SC_CLOSE);
+        sc_round_close(&t, &r, incl);
+    }
+    CU_ASSERT_EQUAL(t.absent[2], 2);
+    /* rank 2 missed the bound: the next round waits for it, quorum or not */
+    sc_track_announce(&t, 0, 3, 0);
+    sc_track_announce(&t, 1, 3, 0);
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 1000, &wake), SC_WAIT);
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 2000, &wake), SC_WAIT);
+    sc_track_announce(&t, 2, 1, 0);
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 2000, &wake), SC_CLOSE);
+    CU_ASSERT_EQUAL(sc_round_close(&t, &r, incl), 3);
+    CU_ASSERT_EQUAL(t.max_absent, 2);
+    sc_track_free(&t);
+}
+
+static void test_flush(void)
+{
+    sc_track t;
+    sc_track_init(&t, 3);
+    sc_rules r = rules(1, 4);
+    long incl[3];
+    double wake;
+    /* ranks 0 and 1 flush at their 2nd deposit; rank 2 is one behind */
+    sc_track_announce(&t, 0, 2, 1);
+    sc_track_announce(&t, 1, 2, 1);
+    sc_track_announce(&t, 2, 1, 0);
+    /* rank 2's earlier deposit gets a round; the flush deposits are held back */
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_CLOSE);
+    sc_round_close(&t, &r, incl);
+    CU_ASSERT_EQUAL(incl[0], 1);
+    CU_ASSERT_EQUAL(incl[1], 1);
+    CU_ASSERT_EQUAL(incl[2], 1);
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_WAIT);
+    sc_track_announce(&t, 2, 2, 0);
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_CLOSE);
+    CU_ASSERT_EQUAL(sc_round_close(&t, &r, incl), 3);
+    CU_ASSERT_EQUAL(incl[2], 2);
+    CU_ASSERT_EQUAL(t.flush_upto, 0);
+    sc_track_free(&t);
+}
+
+static void test_gone_and_blocked(void)
+{
+    sc_track t;
+    sc_track_init(&t, 4);
+    unsigned char gone[4] = {0, 0, 0, 1};
+    int blocked[4] = {-1, 1, 1, -1};
+    sc_rules r = rules(3, 4);
+    r.gone = gone;
+    r.blocked_at = blocked;
+    r.slot = 0;
+    double wake;
+    sc_track_announce(&t, 0, 1, 0);
+    blocked[0] = 0;   /* rank 0 waits here; 1 and 2 wait on slot 1; 3 has left */
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_WAIT);   /* plain rules: quorum of 3 not met */
+    r.excuse_blocked = 1;                                          /* nothing else can close */
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_CLOSE);
+    long incl[4];
+    sc_round_close(&t, &r, incl);
+    CU_ASSERT_EQUAL(t.absent[1], 0);   /* blocked ranks miss nothing */
+    CU_ASSERT_EQUAL(t.absent[3], 0);   /* nor do departed ones */
+    sc_track_free(&t);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS) return 1;
+    CU_pSuite p = CU_add_suite("pattern", NULL, NULL);
+    CU_add_test(p, "one slot per step", test_pattern_single);
+    CU_add_test(p, "equal shapes stay distinct slots", test_pattern_same_signature_twice);
+    CU_add_test(p, "prefix call, stray call, new pattern", test_pattern_prefix_and_stray);
+    CU_add_test(p, "no period: stays exact", test_pattern_never_periodic);
+    CU_pSuite r = CU_add_suite("round rules", NULL, NULL);
+    CU_add_test(r, "quorum and grace", test_quorum_and_grace);
+    CU_add_test(r, "staleness bound", test_staleness_bound);
+    CU_add_test(r, "flush", test_flush);
+    CU_add_test(r, "departed and blocked ranks", test_gone_and_blocked);
+    return sc_cunit_run();
+}
