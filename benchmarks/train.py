@@ -497,7 +497,7 @@ def train(o, comm):
     if rank == 0:
         record(0.0, 0, acc, loss)
     rng = np.random.RandomState((o.seed * 1000003 + rank) % (1 << 32))
-    order, cursor = mine.copy(), 0
+    order, cursor = mine.copy(), len(mine)  # shuffled before the first batch
     base_s, scale = o.compute_ms * 1e-3, np.float32(1.0 / nranks)
     tta, step, last_eval, want_stop, stop = math.nan, 0, 0, False, False
 
