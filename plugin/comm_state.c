@@ -55,9 +55,7 @@ void sc_comm_stop_engine(sc_comm *cs, int keep_leftovers)
 static void free_subcomms(sc_comm *cs)
 {
     sc_comm_stop_engine(cs, 0);
-    if (cs->hier_local != MPI_COMM_NULL) PMPI_Comm_free(&cs->hier_local);
-    if (cs->hier_leaders != MPI_COMM_NULL) PMPI_Comm_free(&cs->hier_leaders);
-    cs->hier_state = 0;
+    sc_hier_free(&cs->hier);
 }
 
 /* Called by MPI when the user's communicator is freed (or the attribute deleted). */
@@ -92,7 +90,7 @@ sc_comm *sc_comm_get(MPI_Comm comm)
     sc_comm *cs = calloc(1, sizeof *cs);
     if (!cs) return NULL;
     cs->comm = comm;
-    cs->hier_local = cs->hier_leaders = MPI_COMM_NULL;
+    sc_hier_init(&cs->hier);
     sc_pattern_init(&cs->pattern);
     if (PMPI_Comm_test_inter(comm, &cs->is_inter) != MPI_SUCCESS ||
         (cs->is_inter ? PMPI_Comm_remote_size(comm, &cs->size) : PMPI_Comm_size(comm, &cs->size)) != MPI_SUCCESS ||
@@ -124,6 +122,13 @@ void sc_comm_away(sc_engine *except, int away)
 {
     for (sc_comm *cs = live; cs; cs = cs->next_live)
         if (cs->engine && cs->engine != except) sc_engine_away(cs->engine, away);
+}
+
+int sc_comm_engines_here(void)
+{
+    /* Only the thread that initialized MPI deposits; other threads' calls
+     * are none of the engines' business (and must not walk the list). */
+    return sc_rt.active && pthread_equal(pthread_self(), sc_rt.init_thread) ? sc_comm_engines() : 0;
 }
 
 int sc_comm_engines(void)

@@ -6,17 +6,14 @@
 #include "runtime.h"
 #include "pattern.h"
 #include "engine.h"
+#include "mode_hier.h"
 
 typedef struct sc_comm {
     MPI_Comm comm;
     int size, rank, is_inter;
     sc_stats *row;              /* report row these calls count into */
     long eligible_calls;
-    /* hier: built once on first use */
-    int hier_state;             /* 0 not built, 1 ready, -1 failed (use sync) */
-    int hier_single;            /* one group: plain reduction */
-    MPI_Comm hier_local;        /* ranks of my group */
-    MPI_Comm hier_leaders;      /* one leader per group; MPI_COMM_NULL off leaders */
+    sc_hier hier;               /* hier: built once on first use */
     /* tolerant modes */
     sc_pattern pattern;
     sc_engine *engine;
@@ -46,6 +43,8 @@ void sc_comm_stop_all_engines(void);
 void sc_comm_away(sc_engine *except, int away);
 /* Number of running engines in this process. */
 int sc_comm_engines(void);
+/* The same, 0 when called from a thread other than MPI_Init's. */
+int sc_comm_engines_here(void);
 /* MPI_Pcontrol(2) on every communicator. */
 void sc_comm_flush_all(void);
 /* Free every sub-communicator and the keyval; before PMPI_Finalize. */

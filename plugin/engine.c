@@ -1,88 +1,34 @@
-/* The tolerant engine (see engine.h).
+/* The tolerant engine (see engine.h): threads, rounds, the coordinator.
  *
  * Threads: the application's thread deposits buffers and waits on a
- * condition variable; the engine thread talks MPI on two duplicates of
- * the user's communicator: `ctrl` for notices (rank -> coordinator) and
- * round messages (coordinator -> ranks), `data` for the reductions.  The
- * engine never spins: when idle it sleeps on a condition variable with a
- * growing timeout, woken at once by its own rank's deposits.
+ * condition variable; the engine thread talks MPI on duplicates of the
+ * user's communicator: `ctrl` for notices (rank -> coordinator) and round
+ * messages (coordinator -> ranks), `data` for the reductions and for the
+ * children's traffic (engine_groups.c).  The engine never spins: when idle
+ * it sleeps on a condition variable with a growing timeout, woken at once
+ * by its own rank's deposits.
  *
  * Rounds of all slots run in the order the coordinator sends them, so the
- * collectives on `data` line up on every rank. */
-#include "engine.h"
-#include <errno.h>
+ * collectives line up on every member.  Deposits are counted per rank and
+ * slot; a round message says, per rank, how many of its deposits the round
+ * includes, so every deposit is in exactly one round whoever holds it. */
+#include "engine_internal.h"
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "kernels.h"
-#include "round_rules.h"
 #include "runtime.h"
 
-enum { TAG_NOTE = 7101, TAG_ROUND = 7102 };
-enum { NOTE_DEPOSIT = 1, NOTE_LEAVE = 2, NOTE_AWAY = 3, NOTE_BACK = 4 };
-enum { NOTE_FLUSH = 1, NOTE_WAITS = 2 };   /* deposit flags */
-enum { ROUND_RUN = 1, ROUND_STOP = 2 };
-/* Round message header; the per-rank inclusion counts follow. */
-enum { RH_KIND, RH_SLOT, RH_MODE, RH_K, RH_LEN };
-
-typedef struct sc_deposit {
-    long idx;                  /* this rank's call number on the slot */
-    void *buf;
-    struct sc_deposit *next;
-} sc_deposit;
-
-typedef struct sc_slot {
-    long count;
-    sc_dkind dk;
-    size_t bytes;
-    MPI_Datatype dt;
-    /* shared with the application thread, under e->mu */
-    long calls;                /* deposits made on this slot by this rank */
-    sc_deposit *head, *tail, *spare;
-    void *inbox;               /* completed rounds not yet returned */
-    long inbox_rounds;
-    long included_self;        /* my deposits included in completed rounds */
-    int flush_next;
-    /* engine thread only */
-    void *scratch;             /* count + 1 elements: the round buffer and its fresh count */
-    sc_track track;            /* coordinator only */
-} sc_slot;
-
-struct sc_engine {
-    MPI_Comm ctrl, data;
-    int rank, n, coord;
-    pthread_t thread;
-    int thread_started;
-    pthread_mutex_t mu;
-    pthread_cond_t cv_main;    /* a round completed */
-    pthread_cond_t cv_engine;  /* a deposit or a leave happened */
-    int nslots;
-    sc_slot *slots;
-    sc_mode mode;              /* mode of the rounds now (under mu) */
-    int k;
-    int main_waiting;
-    int stopped;               /* engine thread finished (under mu) */
-    int error;                 /* first MPI error seen by the engine thread */
-    int quit;                  /* start-up failed elsewhere: stop at once (under mu) */
-    int left;                  /* this rank announced it leaves */
-    unsigned char *gone;       /* coordinator: ranks that left */
-    int *blocked_at;           /* coordinator: slot each rank waits on, or -1 */
-    long *blocked_need;        /* coordinator: the deposit count that rank waits for */
-    int ngone;
-    long *incl;                /* scratch for round messages */
-    long *msg;
-    double round_period;       /* coordinator: smoothed time between rounds */
-    double last_note_t;        /* coordinator: when the last notice arrived */
-    long relaxed;              /* coordinator: rounds closed under quorum by a stall */
-    double last_round_t;
-    sc_engine_stats stats;
-};
-
-static double now_s(void)
+double sc_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int sc_exact_mode(sc_mode m)
+{
+    return m == SC_MODE_SYNC || m == SC_MODE_HIER;
 }
 
 /* Sleep on cv_engine (mu held) for at most `s` seconds. */
@@ -108,9 +54,15 @@ static int quorum_k(const sc_engine *e)
     return k;
 }
 
-static int exact_mode(sc_mode m)
+static void set_fresh(sc_slot *sl, long fresh)
 {
-    return m == SC_MODE_SYNC || m == SC_MODE_HIER;
+    if (sl->dk == SC_DK_FLOAT) ((float *)sl->scratch)[sl->count] = (float)fresh;
+    else ((double *)sl->scratch)[sl->count] = (double)fresh;
+}
+
+static double get_fresh(const sc_slot *sl)
+{
+    return sl->dk == SC_DK_FLOAT ? ((float *)sl->scratch)[sl->count] : ((double *)sl->scratch)[sl->count];
 }
 
 /* ---- engine thread: taking part in a round ------------------------------ */
@@ -132,24 +84,32 @@ static void run_round(sc_engine *e, int s, const long *incl, sc_mode mode, int k
     pthread_mutex_unlock(&e->mu);
 
     memset(sl->scratch, 0, sl->bytes + sc_dkind_size(sl->dk));
-    long mine = 0;
-    for (sc_deposit *d = take; d; d = d->next, mine++) sc_sum_into(sl->scratch, d->buf, (size_t)sl->count, sl->dk);
+    long fresh_here = 0;
+    for (sc_deposit *d = take; d; d = d->next, fresh_here++) sc_sum_into(sl->scratch, d->buf, (size_t)sl->count, sl->dk);
+    fresh_here += sc_groups_take_children(e, s, incl);
     /* The fresh count rides in the extra element (exact in float to 2^24). */
-    if (sl->dk == SC_DK_FLOAT) ((float *)sl->scratch)[sl->count] = (float)mine;
-    else ((double *)sl->scratch)[sl->count] = (double)mine;
+    set_fresh(sl, fresh_here);
 
-    int rc = PMPI_Allreduce(MPI_IN_PLACE, sl->scratch, (int)sl->count + 1, sl->dt, MPI_SUM, e->data);
-    double fresh = sl->dk == SC_DK_FLOAT ? ((float *)sl->scratch)[sl->count] : ((double *)sl->scratch)[sl->count];
+    MPI_Comm ring;
+    int rc = sc_groups_ring(e, &ring);
+    if (rc == MPI_SUCCESS) {
+        if (mode == SC_MODE_HIER && ring == e->data)
+            rc = sc_hier_allreduce(&e->hier, e->data, sc_rt.policy.group_size, MPI_IN_PLACE, sl->scratch,
+                                   (int)sl->count + 1, sl->dt);
+        else
+            rc = PMPI_Allreduce(MPI_IN_PLACE, sl->scratch, (int)sl->count + 1, sl->dt, MPI_SUM, ring);
+    }
+    double fresh = get_fresh(sl);
     if (rc == MPI_SUCCESS && sc_rt.policy.scale_fresh && fresh > 0)
         sc_scale(sl->scratch, (size_t)sl->count, sl->dk, (double)e->n / fresh);
+    if (rc == MPI_SUCCESS) sc_groups_owe(e, s, sl->scratch, incl, mode, k);
 
     pthread_mutex_lock(&e->mu);
     if (rc != MPI_SUCCESS && !e->error) e->error = rc;
     sc_sum_into(sl->inbox, sl->scratch, (size_t)sl->count, sl->dk);
     sl->inbox_rounds++;
-    sl->included_self = incl[e->rank];
-    /* give the detached deposit buffers back */
-    if (take) {
+    if (incl[e->rank] > sl->included_self) sl->included_self = incl[e->rank];
+    if (take) {   /* give the detached deposit buffers back */
         *tail = sl->spare;
         sl->spare = take;
     }
@@ -166,19 +126,24 @@ static void run_round(sc_engine *e, int s, const long *incl, sc_mode mode, int k
 
 static void apply_note(sc_engine *e, int src, const long *note)
 {
+    int who = note[4] >= 0 ? (int)note[4] : src;
+    if (who < 0 || who >= e->n) return;
     if (note[0] == NOTE_DEPOSIT && note[1] >= 0 && note[1] < e->nslots) {
-        sc_track_announce(&e->slots[note[1]].track, src, note[2], (int)(note[3] & NOTE_FLUSH));
+        /* A deposit counts from its owner under the current topology: a
+         * member itself, a child through its parent.  Anything else is from
+         * before a topology change; the owner announces it again. */
+        if (note[4] >= 0 ? e->parent[who] != src : e->parent[who] != -1) return;
+        sc_track_announce(&e->slots[note[1]].track, who, note[2], (int)(note[3] & NOTE_FLUSH));
         if (note[3] & NOTE_WAITS) {
-            e->blocked_at[src] = (int)note[1];
-            e->blocked_need[src] = note[2];
+            e->blocked_at[who] = (int)note[1];
+            e->blocked_need[who] = note[2];
         }
-    }
-    else if (note[0] == NOTE_AWAY) {
-        if (e->blocked_at[src] == -1) e->blocked_at[src] = SC_BLOCKED_OUTSIDE;
+    } else if (note[0] == NOTE_AWAY) {
+        if (e->blocked_at[who] == -1) e->blocked_at[who] = SC_BLOCKED_OUTSIDE;
     } else if (note[0] == NOTE_BACK) {
-        if (e->blocked_at[src] == SC_BLOCKED_OUTSIDE) e->blocked_at[src] = -1;
-    } else if (note[0] == NOTE_LEAVE && !e->gone[src]) {
-        e->gone[src] = 1;
+        if (e->blocked_at[who] == SC_BLOCKED_OUTSIDE) e->blocked_at[who] = -1;
+    } else if (note[0] == NOTE_LEAVE && !e->gone[who]) {
+        e->gone[who] = 1;
         e->ngone++;
     }
 }
@@ -190,31 +155,42 @@ static int drain_notes(sc_engine *e)
         int flag = 0;
         MPI_Status st;
         if (PMPI_Iprobe(MPI_ANY_SOURCE, TAG_NOTE, e->ctrl, &flag, &st) != MPI_SUCCESS || !flag) break;
-        long note[4];
-        if (PMPI_Recv(note, 4, MPI_LONG, st.MPI_SOURCE, TAG_NOTE, e->ctrl, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;
+        long note[NOTE_LEN];
+        if (PMPI_Recv(note, NOTE_LEN, MPI_LONG, st.MPI_SOURCE, TAG_NOTE, e->ctrl, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;
         apply_note(e, st.MPI_SOURCE, note);
-        e->last_note_t = now_s();
+        e->last_note_t = sc_now();
+        got = 1;
+    }
+    for (;;) {
+        int flag = 0;
+        MPI_Status st;
+        if (PMPI_Iprobe(MPI_ANY_SOURCE, TAG_FEAT, e->ctrl, &flag, &st) != MPI_SUCCESS || !flag) break;
+        double feat[SC_NFEAT];
+        if (PMPI_Recv(feat, SC_NFEAT, MPI_DOUBLE, st.MPI_SOURCE, TAG_FEAT, e->ctrl, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;
+        sc_decider_observe(e->decider, st.MPI_SOURCE, feat);
         got = 1;
     }
     return got;
 }
 
-static int send_round(sc_engine *e, long kind, int s, sc_mode mode, int k)
+/* Round message (RUN or STOP) to the members, or TOPO to everybody. */
+static int send_round(sc_engine *e, long kind, int s, sc_mode mode, int k, const long *tail)
 {
     e->msg[RH_KIND] = kind;
     e->msg[RH_SLOT] = s;
     e->msg[RH_MODE] = mode;
     e->msg[RH_K] = k;
-    memcpy(e->msg + RH_LEN, e->incl, sizeof(long) * (size_t)e->n);
+    e->msg[RH_EPOCH] = e->epoch;
+    memcpy(e->msg + RH_LEN, tail, sizeof(long) * (size_t)e->n);
     for (int r = 0; r < e->n; r++) {
-        if (r == e->rank) continue;
+        if (r == e->rank || (kind == ROUND_RUN && e->parent[r] != -1)) continue;
         int rc = PMPI_Send(e->msg, RH_LEN + e->n, MPI_LONG, r, TAG_ROUND, e->ctrl);
         if (rc != MPI_SUCCESS) return rc;
     }
     return MPI_SUCCESS;
 }
 
-/* Close slot s's round: bookkeeping, round message to every rank, and
+/* Close slot s's round: bookkeeping, round message to the members, and
  * this rank's part of the reduction. */
 static int close_round(sc_engine *e, int s, sc_rules *rules, sc_mode mode, int k)
 {
@@ -224,25 +200,45 @@ static int close_round(sc_engine *e, int s, sc_rules *rules, sc_mode mode, int k
                "such as an exact collective each step); closing rounds below the quorum to go on");
     int flushing = tr->flush_upto != 0;
     int fresh = sc_round_close(tr, rules, e->incl);
-    if (!flushing && !rules->relax_quorum && !rules->excuse_blocked && !exact_mode(mode) &&
-        (e->stats.min_fresh < 0 || fresh < e->stats.min_fresh))
+    if (!flushing && !rules->relax_quorum && !rules->excuse_blocked && !sc_exact_mode(mode) &&
+        mode != SC_MODE_GROUPS && (e->stats.min_fresh < 0 || fresh < e->stats.min_fresh))
         e->stats.min_fresh = fresh;
     if (tr->max_absent > e->stats.max_staleness) e->stats.max_staleness = tr->max_absent;
     for (int r = 0; r < e->n; r++)
         if (e->blocked_at[r] == s && e->incl[r] >= e->blocked_need[r]) e->blocked_at[r] = -1;
-    int rc = send_round(e, ROUND_RUN, s, mode, k);
+    int rc = send_round(e, ROUND_RUN, s, mode, k, e->incl);
     if (rc != MPI_SUCCESS) {
         e->error = rc;
         return rc;
     }
     run_round(e, s, e->incl, mode, k);
-    double tn = now_s();
+    double tn = sc_now();
     if (e->last_round_t > 0) {
         double gap = tn - e->last_round_t;
         e->round_period = e->round_period > 0 ? 0.9 * e->round_period + 0.1 * gap : gap;
     }
     e->last_round_t = tn;
     return MPI_SUCCESS;
+}
+
+/* A new topology or mode: every rank learns it from the TOPO message, in
+ * order with the round messages.  Deposits not yet included are announced
+ * again by their owners under the new topology. */
+static int change_topology(sc_engine *e, const long *parent, sc_mode mode, int k)
+{
+    e->epoch++;
+    for (int s = 0; s < e->nslots; s++) {
+        sc_track *tr = &e->slots[s].track;
+        memcpy(tr->announced, tr->included, sizeof(long) * (size_t)e->n);
+    }
+    for (int r = 0; r < e->n; r++) e->parent[r] = (int)parent[r];
+    pthread_mutex_lock(&e->mu);
+    e->mode = mode;
+    e->k = k;
+    pthread_mutex_unlock(&e->mu);
+    int rc = send_round(e, ROUND_TOPO, 0, mode, k, parent);
+    if (rc != MPI_SUCCESS) return rc;
+    return sc_groups_apply(e, parent, e->epoch);
 }
 
 static void coordinator_loop(sc_engine *e)
@@ -252,21 +248,44 @@ static void coordinator_loop(sc_engine *e)
     sc_rules rules = {0};
     rules.gone = e->gone;
     rules.blocked_at = e->blocked_at;
+    unsigned char *member = malloc((size_t)e->n);
+    long *newparent = malloc(sizeof(long) * (size_t)e->n);
+    if (!member || !newparent) {
+        e->error = MPI_ERR_NO_MEM;
+        free(member);
+        free(newparent);
+        return;
+    }
+    rules.member = member;
     for (;;) {
         int progressed = drain_notes(e);
         pthread_mutex_lock(&e->mu);
         sc_mode mode = e->mode;
         int k = e->k;
         pthread_mutex_unlock(&e->mu);
-        rules.k = exact_mode(mode) ? e->n : k;
+        sc_mode newmode = mode;
+        int newk = k;
+        if (sc_decider_decide(e->decider, newparent, &newmode, &newk)) {
+            if (change_topology(e, newparent, newmode, newk) != MPI_SUCCESS) break;
+            mode = newmode;
+            k = newk;
+            progressed = 1;
+        }
+        int members = 0;
+        for (int r = 0; r < e->n; r++) members += member[r] = e->parent[r] == -1;
+        /* groups: the ring is synchronous among its members; children ride. */
+        rules.k = sc_exact_mode(mode) || mode == SC_MODE_GROUPS ? members : k;
         rules.staleness = sc_rt.policy.staleness;
         /* Grace: a small share of the recent round period, so the slower
          * ranks of a healthy step still make the round. */
         rules.grace_s = 0.05 * e->round_period;
         if (rules.grace_s < 50e-6) rules.grace_s = 50e-6;
         if (rules.grace_s > 2e-3) rules.grace_s = 2e-3;
-        double t = now_s(), wake = -1;
-        double stall = 20 * e->round_period > 0.2 ? 20 * e->round_period : 0.2;
+        double t = sc_now(), wake = -1;
+        /* A stall: nothing announced for this long while ranks wait.  Long,
+         * since a rank may compute for seconds; the collectives starcoll can
+         * see already tell the coordinator who is away. */
+        double stall = 100 * e->round_period > 10 ? 100 * e->round_period : 10;
         int anyone_waiting = 0;
         for (int r = 0; r < e->n; r++) anyone_waiting |= e->blocked_at[r] >= 0;
         rules.relax_quorum = anyone_waiting && e->last_note_t > 0 && t - e->last_note_t > stall;
@@ -277,26 +296,27 @@ static void coordinator_loop(sc_engine *e)
             rules.excuse_blocked = pass;
             for (int i = 0; i < e->nslots; i++) {
                 int s = (rr + i) % e->nslots;
-                sc_track *tr = &e->slots[s].track;
                 double w;
                 rules.slot = s;
-                if (sc_round_verdict(tr, &rules, t, &w) != SC_CLOSE) {
+                if (sc_round_verdict(&e->slots[s].track, &rules, t, &w) != SC_CLOSE) {
                     if (w > 0 && (wake < 0 || w < wake)) wake = w;
                     continue;
                 }
-                if (close_round(e, s, &rules, mode, k) != MPI_SUCCESS) return;
+                if (close_round(e, s, &rules, mode, k) != MPI_SUCCESS) goto out;
                 rr = (s + 1) % e->nslots;
                 progressed = closed = 1;
                 break;
             }
         }
+        progressed |= sc_groups_progress(e);
         if (e->ngone == e->n) {
             int news = 0;
             for (int s = 0; s < e->nslots; s++) news |= sc_track_has_news(&e->slots[s].track);
             if (!news) {
                 memset(e->incl, 0, sizeof(long) * (size_t)e->n);
-                send_round(e, ROUND_STOP, 0, mode, k);
-                return;
+                for (int r = 0; r < e->n; r++) e->parent[r] = -1;   /* STOP goes to everybody */
+                send_round(e, ROUND_STOP, 0, mode, k, e->incl);
+                goto out;
             }
         }
         if (progressed) {
@@ -306,7 +326,7 @@ static void coordinator_loop(sc_engine *e)
         pthread_mutex_lock(&e->mu);
         if (e->quit) {
             pthread_mutex_unlock(&e->mu);
-            return;
+            goto out;
         }
         double cap = e->main_waiting ? 200e-6 : 2e-3;
         nap = nap * 2 > cap ? cap : nap * 2;
@@ -315,6 +335,9 @@ static void coordinator_loop(sc_engine *e)
         if (d > 0) engine_nap(e, d);
         pthread_mutex_unlock(&e->mu);
     }
+out:
+    free(member);
+    free(newparent);
 }
 
 /* ---- engine thread: any other rank ------------------------------------- */
@@ -323,7 +346,7 @@ static void member_loop(sc_engine *e)
 {
     double nap = 20e-6;
     for (;;) {
-        int flag = 0;
+        int flag = 0, progressed = 0;
         if (PMPI_Iprobe(e->coord, TAG_ROUND, e->ctrl, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
             e->error = MPI_ERR_OTHER;
             return;
@@ -333,8 +356,22 @@ static void member_loop(sc_engine *e)
                 e->error = MPI_ERR_OTHER;
                 return;
             }
+            sc_mode mode = (sc_mode)e->msg[RH_MODE];
+            int k = (int)e->msg[RH_K];
             if (e->msg[RH_KIND] == ROUND_STOP) return;
-            run_round(e, (int)e->msg[RH_SLOT], e->msg + RH_LEN, (sc_mode)e->msg[RH_MODE], (int)e->msg[RH_K]);
+            if (e->msg[RH_KIND] == ROUND_TOPO) {
+                pthread_mutex_lock(&e->mu);
+                e->mode = mode;
+                e->k = k;
+                pthread_mutex_unlock(&e->mu);
+                if (sc_groups_apply(e, e->msg + RH_LEN, e->msg[RH_EPOCH]) != MPI_SUCCESS) return;
+            } else
+                run_round(e, (int)e->msg[RH_SLOT], e->msg + RH_LEN, mode, k);
+            progressed = 1;
+        }
+        progressed |= sc_groups_progress(e);
+        progressed |= sc_groups_forward(e);
+        if (progressed) {
             nap = 20e-6;
             continue;
         }
@@ -355,6 +392,7 @@ static void *engine_main(void *arg)
     sc_engine *e = arg;
     if (e->rank == e->coord) coordinator_loop(e);
     else member_loop(e);
+    sc_groups_cancel(e);
     pthread_mutex_lock(&e->mu);
     e->stopped = 1;
     pthread_cond_broadcast(&e->cv_main);
@@ -364,18 +402,24 @@ static void *engine_main(void *arg)
 
 /* ---- application thread -------------------------------------------------- */
 
+static void free_list(sc_deposit *d)
+{
+    for (sc_deposit *nx; d; d = nx) {
+        nx = d->next;
+        free(d->buf);
+        free(d);
+    }
+}
+
 static void engine_free(sc_engine *e)
 {
     if (!e) return;
-    for (int s = 0; s < e->nslots; s++) {
+    sc_groups_free(e);
+    sc_decider_free(e->decider);
+    for (int s = 0; e->slots && s < e->nslots; s++) {
         sc_slot *sl = &e->slots[s];
-        sc_deposit *lists[2] = {sl->head, sl->spare};
-        for (int l = 0; l < 2; l++)
-            for (sc_deposit *d = lists[l], *nx; d; d = nx) {
-                nx = d->next;
-                free(d->buf);
-                free(d);
-            }
+        free_list(sl->head);
+        free_list(sl->spare);
         free(sl->inbox);
         free(sl->scratch);
         sc_track_free(&sl->track);
@@ -386,6 +430,8 @@ static void engine_free(sc_engine *e)
     free(e->blocked_need);
     free(e->incl);
     free(e->msg);
+    free(e->parent);
+    sc_hier_free(&e->hier);
     if (e->ctrl != MPI_COMM_NULL) PMPI_Comm_free(&e->ctrl);
     if (e->data != MPI_COMM_NULL) PMPI_Comm_free(&e->data);
     pthread_mutex_destroy(&e->mu);
@@ -398,7 +444,8 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode)
 {
     sc_engine *e = calloc(1, sizeof *e);
     if (!e) return NULL;
-    e->ctrl = e->data = MPI_COMM_NULL;
+    e->ctrl = e->data = e->ring = MPI_COMM_NULL;
+    sc_hier_init(&e->hier);
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->cv_main, NULL);
     pthread_cond_init(&e->cv_engine, NULL);
@@ -406,15 +453,19 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode)
     PMPI_Comm_size(comm, &e->n);
     e->coord = 0;
     e->mode = mode;
+    e->my_parent = -1;
+    e->ring_epoch = -1;
+    e->waiting_slot = -1;
     e->nslots = pat->len;
     e->slots = calloc((size_t)pat->len, sizeof(sc_slot));
     e->gone = calloc((size_t)e->n, 1);
     e->blocked_at = malloc(sizeof(int) * (size_t)e->n);
     e->blocked_need = calloc((size_t)e->n, sizeof(long));
-    for (int r = 0; e->blocked_at && r < e->n; r++) e->blocked_at[r] = -1;
+    e->parent = malloc(sizeof(int) * (size_t)e->n);
     e->incl = calloc((size_t)e->n, sizeof(long));
     e->msg = calloc((size_t)(RH_LEN + e->n), sizeof(long));
-    int ok = e->slots && e->gone && e->incl && e->msg && e->blocked_at && e->blocked_need;
+    int ok = e->slots && e->gone && e->incl && e->msg && e->blocked_at && e->blocked_need && e->parent;
+    for (int r = 0; ok && r < e->n; r++) e->blocked_at[r] = e->parent[r] = -1;
     for (int s = 0; ok && s < e->nslots; s++) {
         sc_slot *sl = &e->slots[s];
         sl->count = pat->pat[s].count;
@@ -427,12 +478,15 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode)
     }
     e->k = quorum_k(e);
     e->stats.min_fresh = -1;
+    ok = ok && sc_groups_init(e) == 0;
+    if (ok && e->rank == e->coord) ok = (e->decider = sc_decider_new(e)) != NULL;
     /* Collective over comm: every rank starts its engine at the same call.
      * The outcome is agreed on, so a failure anywhere leaves all exact. */
     int rc1 = PMPI_Comm_dup(comm, &e->ctrl);
     int rc2 = PMPI_Comm_dup(comm, &e->data);
     int mine = ok && rc1 == MPI_SUCCESS && rc2 == MPI_SUCCESS, all = 0;
     if (PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) all = 0;
+    e->ring = e->data;
     if (all) all = pthread_create(&e->thread, NULL, engine_main, e) == 0;
     e->thread_started = all;
     /* A thread that failed to start on one rank would hang the others:
@@ -469,47 +523,70 @@ static sc_deposit *deposit_get(sc_slot *sl)
     return d;
 }
 
+/* Step timing, sent to the coordinator at each step's first call. */
+static void step_boundary(sc_engine *e, double now)
+{
+    if (e->step_start > 0) {
+        double feat[SC_NFEAT] = {0};
+        feat[SC_F_STEP_S] = now - e->step_start;
+        feat[SC_F_WAIT_S] = e->step_wait;
+        feat[SC_F_COMPUTE_S] = feat[SC_F_STEP_S] - e->step_wait;
+        PMPI_Send(feat, SC_NFEAT, MPI_DOUBLE, e->coord, TAG_FEAT, e->ctrl);
+    }
+    e->step_start = now;
+    e->step_wait = 0;
+}
+
 int sc_engine_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, int exact)
 {
     sc_slot *sl = &e->slots[slot];
+    double t_in = sc_now();
+    if (slot == 0) step_boundary(e, t_in);
     pthread_mutex_lock(&e->mu);
     sc_deposit *d = deposit_get(sl);
     int failed = e->error || e->stopped;
-    pthread_mutex_unlock(&e->mu);
     if (!d || failed) {
         if (d) {
-            pthread_mutex_lock(&e->mu);
             d->next = sl->spare;
             sl->spare = d;
-            pthread_mutex_unlock(&e->mu);
         }
-        return MPI_ERR_NO_MEM;
+        pthread_mutex_unlock(&e->mu);
+        return failed ? (e->error ? e->error : MPI_ERR_OTHER) : MPI_ERR_NO_MEM;
     }
+    pthread_mutex_unlock(&e->mu);
     memcpy(d->buf, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, sl->bytes);
 
     pthread_mutex_lock(&e->mu);
     d->idx = sl->calls++;
-    if (sl->tail) sl->tail->next = d;
-    else sl->head = d;
-    sl->tail = d;
-    exact = exact || sl->flush_next || exact_mode(e->mode);
+    d->upto = d->idx + 1;
+    d->sent = 0;
+    exact = exact || sl->flush_next || sc_exact_mode(e->mode);
     sl->flush_next = 0;
     long need = d->idx + 1;
     /* Decided now and announced: a call that finds missed rounds returns
      * them at once; otherwise it waits for the round holding its buffer. */
     int waits = exact || sl->inbox_rounds == 0;
+    d->flags = (exact ? NOTE_FLUSH : 0) | (waits ? NOTE_WAITS : 0);
+    if (sl->tail) sl->tail->next = d;
+    else sl->head = d;
+    sl->tail = d;
+    int direct = e->my_parent < 0;   /* a child's deposits go through its engine to the parent */
+    if (waits) e->waiting_slot = slot;
     pthread_mutex_unlock(&e->mu);
 
-    long note[4] = {NOTE_DEPOSIT, slot, need, (exact ? NOTE_FLUSH : 0) | (waits ? NOTE_WAITS : 0)};
-    int rc = PMPI_Send(note, 4, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
-    if (rc != MPI_SUCCESS) return rc;
+    int rc = MPI_SUCCESS;
+    if (direct) {
+        long note[NOTE_LEN] = {NOTE_DEPOSIT, slot, need, d->flags, -1};
+        rc = PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+        if (rc != MPI_SUCCESS) return rc;
+    }
 
     pthread_mutex_lock(&e->mu);
     pthread_cond_signal(&e->cv_engine);
     if (!waits) {
         e->stats.late_calls++;
     } else {
-        double t0 = now_s();
+        double t0 = sc_now();
         if (sc_engine_away_hook) {   /* tell the other communicators' engines this rank is blocked here */
             pthread_mutex_unlock(&e->mu);
             sc_engine_away_hook(e, 1);
@@ -518,7 +595,8 @@ int sc_engine_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, i
         e->main_waiting++;
         while (sl->included_self < need && !e->stopped && !e->error) pthread_cond_wait(&e->cv_main, &e->mu);
         e->main_waiting--;
-        e->stats.wait_s += now_s() - t0;
+        e->waiting_slot = -1;
+        e->stats.wait_s += sc_now() - t0;
         if (sc_engine_away_hook) {
             pthread_mutex_unlock(&e->mu);
             sc_engine_away_hook(e, 0);
@@ -529,7 +607,9 @@ int sc_engine_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, i
     memcpy(recvbuf, sl->inbox, sl->bytes);
     memset(sl->inbox, 0, sl->bytes);
     sl->inbox_rounds = 0;
+    if (e->my_parent >= 0) e->stats.child_rounds++;
     pthread_mutex_unlock(&e->mu);
+    e->step_wait += sc_now() - t_in;
     return rc;
 }
 
@@ -553,16 +633,16 @@ sc_away_fn sc_engine_away_hook;
 void sc_engine_away(sc_engine *e, int away)
 {
     if (e->left) return;
-    long note[4] = {away ? NOTE_AWAY : NOTE_BACK, 0, 0, 0};
-    PMPI_Send(note, 4, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+    long note[NOTE_LEN] = {away ? NOTE_AWAY : NOTE_BACK, 0, 0, 0, -1};
+    PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
 }
 
 void sc_engine_announce_leave(sc_engine *e)
 {
     if (e->left) return;
     e->left = 1;
-    long note[4] = {NOTE_LEAVE, 0, 0, 0};
-    PMPI_Send(note, 4, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+    long note[NOTE_LEN] = {NOTE_LEAVE, 0, 0, 0, -1};
+    PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
     pthread_mutex_lock(&e->mu);
     pthread_cond_signal(&e->cv_engine);
     pthread_mutex_unlock(&e->mu);

@@ -187,7 +187,7 @@ static void away_hook(sc_engine *waiting_in, int away)
  * be the ones blocked here). */
 static int blocking_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-    int engines = sc_comm_engines();
+    int engines = sc_comm_engines_here();
     if (engines) sc_comm_away(NULL, 1);
     int rc = PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
     if (engines) sc_comm_away(NULL, 0);
@@ -200,7 +200,7 @@ static void pay_carry(sc_comm *cs, sc_sig sig, void *recvbuf)
 {
     for (sc_carry **p = &cs->carry; *p; p = &(*p)->next) {
         sc_carry *c = *p;
-        if (c->sig.count != sig.count || c->sig.dkind != sig.dkind) continue;
+        if (c->sig.count != sig.count || c->sig.dkind != sig.dkind) continue;   /* shape only: buffers may have moved */
         sc_sum_into(recvbuf, c->buf, (size_t)sig.count, (sc_dkind)sig.dkind);
         *p = c->next;
         free(c->buf);
@@ -280,11 +280,11 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
         t0 = PMPI_Wtime();
     }
     cs->eligible_calls++;
-    sc_sig sig = {count, shape.dkind};
+    sc_sig sig = {count, shape.dkind, sendbuf, recvbuf};
     sc_mode mode = SC_MODE_SYNC;
     if (sc_rt.policy.mode == SC_MODE_HIER && !sc_rt.pcontrol_exact) {
         mode = SC_MODE_HIER;
-        rc = sc_hier_allreduce(cs, sendbuf, recvbuf, count, datatype);
+        rc = sc_hier_allreduce(&cs->hier, comm, sc_rt.policy.group_size, sendbuf, recvbuf, count, datatype);
     } else if (tolerant_policy()) {
         rc = tolerant_allreduce(cs, sendbuf, recvbuf, count, datatype, sig, &mode);
     } else {

@@ -1,49 +1,66 @@
 #include "mode_hier.h"
+#include "runtime.h"
 
-/* Build the group and leader communicators once per user communicator.
- * Collective over cs->comm: every rank reaches its first hier call on this
- * communicator at the same call, since the mode is the same everywhere. */
-static int hier_build(sc_comm *cs)
+void sc_hier_init(sc_hier *h)
 {
-    int rc, group_size = sc_rt.policy.group_size;
+    h->state = 0;
+    h->single = 0;
+    h->local = h->leaders = MPI_COMM_NULL;
+}
+
+void sc_hier_free(sc_hier *h)
+{
+    if (h->local != MPI_COMM_NULL) PMPI_Comm_free(&h->local);
+    if (h->leaders != MPI_COMM_NULL) PMPI_Comm_free(&h->leaders);
+    h->state = 0;
+}
+
+/* Build the group and leader communicators.  Collective over comm: every
+ * rank reaches its first hier call on comm at the same call, since the
+ * mode is the same everywhere. */
+static int hier_build(sc_hier *h, MPI_Comm comm, int group_size)
+{
+    int rank, size, rc;
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Comm_size(comm, &size);
     if (group_size == 0)
-        rc = PMPI_Comm_split_type(cs->comm, MPI_COMM_TYPE_SHARED, cs->rank, MPI_INFO_NULL, &cs->hier_local);
+        rc = PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &h->local);
     else
-        rc = PMPI_Comm_split(cs->comm, cs->rank / group_size, cs->rank, &cs->hier_local);
+        rc = PMPI_Comm_split(comm, rank / group_size, rank, &h->local);
     if (rc != MPI_SUCCESS) return rc;
     int local_rank, local_size;
-    PMPI_Comm_rank(cs->hier_local, &local_rank);
-    PMPI_Comm_size(cs->hier_local, &local_size);
+    PMPI_Comm_rank(h->local, &local_rank);
+    PMPI_Comm_size(h->local, &local_size);
     /* Leaders: local rank 0 of each group. */
-    rc = PMPI_Comm_split(cs->comm, local_rank == 0 ? 0 : MPI_UNDEFINED, cs->rank, &cs->hier_leaders);
+    rc = PMPI_Comm_split(comm, local_rank == 0 ? 0 : MPI_UNDEFINED, rank, &h->leaders);
     if (rc != MPI_SUCCESS) return rc;
     /* One group holding everybody (one node, or a group size >= n): the
      * hierarchy adds nothing, so reduce plainly. */
-    cs->hier_single = local_size == cs->size;
+    h->single = local_size == size;
     return MPI_SUCCESS;
 }
 
-int sc_hier_allreduce(sc_comm *cs, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt)
+int sc_hier_allreduce(sc_hier *h, MPI_Comm comm, int group_size, const void *sendbuf, void *recvbuf, int count,
+                      MPI_Datatype dt)
 {
-    if (cs->hier_state == 0) {
-        int rc = hier_build(cs);
-        cs->hier_state = rc == MPI_SUCCESS ? 1 : -1;
+    if (h->state == 0) {
+        int rc = hier_build(h, comm, group_size);
+        h->state = rc == MPI_SUCCESS ? 1 : -1;
         if (rc != MPI_SUCCESS)
             sc_say(SC_SAY_HIER_FAIL, 0, "starcoll: could not build hier sub-communicators (MPI error %d); using sync on this communicator", rc);
     }
-    if (cs->hier_state < 0 || cs->hier_single)
-        return PMPI_Allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, cs->comm);
+    if (h->state < 0 || h->single) return PMPI_Allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, comm);
 
     int local_rank, rc;
-    PMPI_Comm_rank(cs->hier_local, &local_rank);
+    PMPI_Comm_rank(h->local, &local_rank);
     if (local_rank == 0)
-        rc = PMPI_Reduce(sendbuf, recvbuf, count, dt, MPI_SUM, 0, cs->hier_local);
+        rc = PMPI_Reduce(sendbuf, recvbuf, count, dt, MPI_SUM, 0, h->local);
     else  /* MPI_IN_PLACE is only legal at the root: a member sends its recvbuf */
-        rc = PMPI_Reduce(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, NULL, count, dt, MPI_SUM, 0, cs->hier_local);
+        rc = PMPI_Reduce(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, NULL, count, dt, MPI_SUM, 0, h->local);
     if (rc != MPI_SUCCESS) return rc;
-    if (cs->hier_leaders != MPI_COMM_NULL) {
-        rc = PMPI_Allreduce(MPI_IN_PLACE, recvbuf, count, dt, MPI_SUM, cs->hier_leaders);
+    if (h->leaders != MPI_COMM_NULL) {
+        rc = PMPI_Allreduce(MPI_IN_PLACE, recvbuf, count, dt, MPI_SUM, h->leaders);
         if (rc != MPI_SUCCESS) return rc;
     }
-    return PMPI_Bcast(recvbuf, count, dt, 0, cs->hier_local);
+    return PMPI_Bcast(recvbuf, count, dt, 0, h->local);
 }

@@ -3,7 +3,19 @@
  * leaders broadcast the result inside their group. */
 #ifndef STARCOLL_MODE_HIER_H
 #define STARCOLL_MODE_HIER_H
-#include "comm_state.h"
+#include <mpi.h>
 
-int sc_hier_allreduce(sc_comm *cs, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt);
+/* Sub-communicators of one communicator, built once on first use. */
+typedef struct sc_hier {
+    int state;                  /* 0 not built, 1 ready, -1 failed (plain all-reduce) */
+    int single;                 /* one group: plain reduction */
+    MPI_Comm local;             /* ranks of my group */
+    MPI_Comm leaders;           /* one leader per group; MPI_COMM_NULL off leaders */
+} sc_hier;
+
+void sc_hier_init(sc_hier *h);
+void sc_hier_free(sc_hier *h);
+/* Collective over comm; group_size 0 = node-local groups. */
+int sc_hier_allreduce(sc_hier *h, MPI_Comm comm, int group_size, const void *sendbuf, void *recvbuf, int count,
+                      MPI_Datatype dt);
 #endif

@@ -3,7 +3,7 @@
 
 static int same(sc_sig a, sc_sig b)
 {
-    return a.count == b.count && a.dkind == b.dkind;
+    return a.count == b.count && a.dkind == b.dkind && a.sendbuf == b.sendbuf && a.recvbuf == b.recvbuf;
 }
 
 void sc_pattern_init(sc_pattern *p)

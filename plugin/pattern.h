@@ -10,9 +10,14 @@
 #define SC_PATTERN_HIST 256   /* calls remembered while learning */
 #define SC_PATTERN_MIN_CALLS 12  /* evidence needed before trusting a short period */
 
+/* A call's signature: its shape, and its buffers, which tell apart two
+ * tensors of the same shape in one step (training codes keep a buffer per
+ * tensor).  Calls whose buffers move every step never show a period, and
+ * stay exact. */
 typedef struct sc_sig {
     long count;
     int dkind;
+    const void *sendbuf, *recvbuf;
 } sc_sig;
 
 typedef struct sc_pattern {

@@ -62,11 +62,16 @@ static int flush_complete(const sc_track *t, const sc_rules *r)
 static sc_verdict flush_verdict(const sc_track *t, const sc_rules *r)
 {
     if (flush_complete(t, r)) return sc_track_has_news(t) ? SC_CLOSE : SC_WAIT;
+    int news = 0;
     for (int i = 0; i < t->n; i++) {
         long upto = t->announced[i] < t->flush_upto - 1 ? t->announced[i] : t->flush_upto - 1;
-        if (upto > t->included[i]) return SC_CLOSE;
+        int is_fresh = upto > t->included[i];
+        news |= is_fresh;
+        /* the staleness bound holds here too, for ranks still computing */
+        int blocked = r->blocked_at && r->blocked_at[i] != -1;
+        if (!is_fresh && !blocked && !gone(r, i) && t->absent[i] >= r->staleness) return SC_WAIT;
     }
-    return SC_WAIT;
+    return news ? SC_CLOSE : SC_WAIT;
 }
 
 sc_verdict sc_round_verdict(sc_track *t, const sc_rules *r, double now, double *wake_s)

@@ -7,7 +7,8 @@
 #include "round_rules.h"
 #include "cunit_main.h"
 
-static sc_sig S(long count) { sc_sig s = {count, 1}; return s; }
+static sc_sig S(long count) { sc_sig s = {count, 1, NULL, NULL}; return s; }
+static sc_sig SB(long count, const void *buf) { sc_sig s = {count, 1, buf, buf}; return s; }
 
 /* Feed a repeating step of signatures; return the call index at which the
  * pattern was learned (first slot >= 0), or -1. */
@@ -48,6 +49,27 @@ static void test_pattern_same_signature_twice(void)
     CU_ASSERT_EQUAL(slots[n - 2], 1);
     CU_ASSERT_EQUAL(slots[n - 1], 2);
     CU_ASSERT_EQUAL(slots[n], 3);
+}
+
+static void test_pattern_equal_shapes_by_buffer(void)
+{
+    /* Two layers of the same size in one step: their buffers tell them
+     * apart, so they are two slots, not one slot called twice. */
+    static float layer1[4], layer2[4];
+    sc_pattern p;
+    sc_pattern_init(&p);
+    int last = -1;
+    for (int t = 0; t < 20; t++) {
+        sc_pattern_next(&p, SB(4, layer1));
+        last = sc_pattern_next(&p, SB(4, layer2));
+    }
+    CU_ASSERT_EQUAL(p.len, 2);
+    CU_ASSERT_EQUAL(last, 1);
+    /* buffers that move every call: never a period, always exact */
+    sc_pattern q;
+    sc_pattern_init(&q);
+    static char arena[4096];
+    for (int i = 0; i < 1000; i++) CU_ASSERT_EQUAL(sc_pattern_next(&q, SB(4, arena + i % 4096)), SC_PAT_LEARNING);
 }
 
 static void test_pattern_prefix_and_stray(void)
@@ -201,6 +223,7 @@ int main(void)
     CU_pSuite p = CU_add_suite("pattern", NULL, NULL);
     CU_add_test(p, "one slot per step", test_pattern_single);
     CU_add_test(p, "equal shapes stay distinct slots", test_pattern_same_signature_twice);
+    CU_add_test(p, "equal shapes told apart by their buffers", test_pattern_equal_shapes_by_buffer);
     CU_add_test(p, "prefix call, stray call, new pattern", test_pattern_prefix_and_stray);
     CU_add_test(p, "no period: stays exact", test_pattern_never_periodic);
     CU_pSuite r = CU_add_suite("round rules", NULL, NULL);

@@ -1,0 +1,391 @@
+/* groups: the ring and its children (the paper's all-reduce architecture).
+ *
+ * Ranks predicted fast (members) reduce on a communicator of their own, the
+ * ring, built among them only with MPI_Comm_create_group.  A predicted
+ * straggler (child) sends its deposits to its parent, a ring member, with
+ * nonblocking point-to-point; the parent announces them to the coordinator,
+ * folds them into the rounds the coordinator says include them, and sends
+ * the round results back, accumulating them while the child's link is
+ * busy.  Neither the child's CPU nor its link is on the ring's critical
+ * path.
+ *
+ * Ownership across topology changes: a child keeps each deposit until a
+ * result says it was included, so when the topology changes the parent
+ * drops what it holds and the child sends (or, as a member, announces)
+ * again whatever is not yet included.  Messages carry the topology epoch
+ * so late ones from an old topology are recognised. */
+#include "engine_internal.h"
+#include <stdlib.h>
+#include <string.h>
+#include "kernels.h"
+#include "runtime.h"
+
+static void free_entries(sc_deposit *d)
+{
+    for (sc_deposit *nx; d; d = nx) {
+        nx = d->next;
+        free(d->buf);
+        free(d);
+    }
+}
+
+int sc_groups_init(sc_engine *e)
+{
+    for (int s = 0; s < e->nslots; s++)
+        if (e->slots[s].bytes > e->max_bytes) e->max_bytes = e->slots[s].bytes;
+    e->children = calloc((size_t)e->n, sizeof(sc_child));
+    e->res_buf = malloc(e->max_bytes);
+    e->dep_buf = malloc(e->max_bytes);
+    return e->children && e->res_buf && e->dep_buf ? 0 : -1;
+}
+
+static void child_free(sc_engine *e, sc_child *c)
+{
+    for (int s = 0; c->held && s < e->nslots; s++) free_entries(c->held[s]);
+    for (int s = 0; c->owed && s < e->nslots; s++) free(c->owed[s]);
+    free(c->held);
+    free(c->owed);
+    free(c->owed_incl);
+    free(c->owed_any);
+    free(c->sendbuf);
+    memset(c, 0, sizeof *c);
+}
+
+void sc_groups_free(sc_engine *e)
+{
+    for (int r = 0; e->children && r < e->n; r++) child_free(e, &e->children[r]);
+    free(e->children);
+    free_entries(e->early);
+    free(e->res_buf);
+    free(e->dep_buf);
+    if (e->ring != MPI_COMM_NULL && e->ring != e->data) PMPI_Comm_free(&e->ring);
+}
+
+static int child_alloc(sc_engine *e, sc_child *c)
+{
+    if (c->held) return 0;
+    c->held = calloc((size_t)e->nslots, sizeof(sc_deposit *));
+    c->owed = calloc((size_t)e->nslots, sizeof(void *));
+    c->owed_incl = calloc((size_t)e->nslots, sizeof(long));
+    c->owed_any = calloc((size_t)e->nslots, sizeof(int));
+    c->sendbuf = malloc(e->max_bytes);
+    for (int s = 0; c->owed && s < e->nslots; s++) c->owed[s] = calloc(1, e->slots[s].bytes);
+    int ok = c->held && c->owed && c->owed_incl && c->owed_any && c->sendbuf;
+    for (int s = 0; ok && s < e->nslots; s++) ok = c->owed[s] != NULL;
+    return ok ? 0 : -1;
+}
+
+static void announce(sc_engine *e, int slot, long count, long flags, int for_rank)
+{
+    long note[NOTE_LEN] = {NOTE_DEPOSIT, slot, count, flags, for_rank};
+    PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+}
+
+/* A child's deposit (range idx..upto) reaches its parent: hold it until a
+ * round includes it, and announce it on the child's behalf. */
+static void hold(sc_engine *e, int child, sc_deposit *d, int slot)
+{
+    sc_child *c = &e->children[child];
+    sc_deposit **p = &c->held[slot];
+    while (*p) p = &(*p)->next;
+    d->next = NULL;
+    *p = d;
+    announce(e, slot, d->upto, d->flags, child);
+}
+
+int sc_groups_apply(sc_engine *e, const long *parent, long epoch)
+{
+    for (int r = 0; r < e->n; r++) e->parent[r] = (int)parent[r];
+    e->epoch = epoch;
+    /* Parent side: drop what is held (the owners send it again); results
+     * still owed to former children keep flowing. */
+    for (int r = 0; r < e->n; r++) {
+        sc_child *c = &e->children[r];
+        for (int s = 0; c->held && s < e->nslots; s++) {
+            free_entries(c->held[s]);
+            c->held[s] = NULL;
+        }
+        c->active = parent[r] == e->rank;
+        if (c->active && child_alloc(e, c) != 0) return MPI_ERR_NO_MEM;
+    }
+    /* This rank: as a child, send again everything not yet included; as a
+     * member, announce it to the coordinator. */
+    pthread_mutex_lock(&e->mu);
+    e->my_parent = (int)parent[e->rank];
+    for (int s = 0; s < e->nslots; s++) {
+        sc_slot *sl = &e->slots[s];
+        for (sc_deposit *d = sl->head; d; d = d->next) d->sent = 0;
+        if (e->my_parent < 0 && sl->tail && sl->calls > sl->included_self) {
+            long flags = (sl->tail->flags & NOTE_FLUSH) | (e->waiting_slot == s ? NOTE_WAITS : 0);
+            pthread_mutex_unlock(&e->mu);
+            announce(e, s, sl->calls, flags, -1);
+            pthread_mutex_lock(&e->mu);
+        }
+    }
+    pthread_mutex_unlock(&e->mu);
+    /* Deposits that arrived ahead of this topology are now current. */
+    sc_deposit *early = e->early;
+    e->early = NULL;
+    for (sc_deposit *d = early, *nx; d; d = nx) {
+        nx = d->next;
+        if (d->epoch == e->epoch && e->children[d->from].active) {
+            hold(e, d->from, d, d->slot);
+        } else {
+            d->next = NULL;
+            free_entries(d);
+        }
+    }
+    if (e->ring != e->data && e->ring != MPI_COMM_NULL) PMPI_Comm_free(&e->ring);
+    e->ring = MPI_COMM_NULL;
+    e->ring_epoch = -1;
+    return MPI_SUCCESS;
+}
+
+int sc_groups_ring(sc_engine *e, MPI_Comm *ring)
+{
+    int members = 0;
+    for (int r = 0; r < e->n; r++) members += e->parent[r] == -1;
+    if (members == e->n) {
+        *ring = e->data;
+        return MPI_SUCCESS;
+    }
+    if (e->ring_epoch != e->epoch || e->ring == MPI_COMM_NULL) {
+        /* Built among the members only: no straggler is asked to join. */
+        MPI_Group all, mem;
+        int *ranks = malloc(sizeof(int) * (size_t)members), m = 0;
+        if (!ranks) return MPI_ERR_NO_MEM;
+        for (int r = 0; r < e->n; r++)
+            if (e->parent[r] == -1) ranks[m++] = r;
+        int rc = PMPI_Comm_group(e->data, &all);
+        if (rc == MPI_SUCCESS) rc = PMPI_Group_incl(all, members, ranks, &mem);
+        if (rc == MPI_SUCCESS) rc = PMPI_Comm_create_group(e->data, mem, (int)(e->epoch % 30000), &e->ring);
+        PMPI_Group_free(&mem);
+        PMPI_Group_free(&all);
+        free(ranks);
+        if (rc != MPI_SUCCESS) return rc;
+        e->ring_epoch = (int)e->epoch;
+    }
+    *ring = e->ring;
+    return MPI_SUCCESS;
+}
+
+long sc_groups_take_children(sc_engine *e, int s, const long *incl)
+{
+    long n = 0;
+    sc_slot *sl = &e->slots[s];
+    for (int r = 0; r < e->n; r++) {
+        sc_child *c = &e->children[r];
+        if (!c->active || !c->held) continue;
+        while (c->held[s] && c->held[s]->upto <= incl[r]) {
+            sc_deposit *d = c->held[s];
+            c->held[s] = d->next;
+            sc_sum_into(sl->scratch, d->buf, (size_t)sl->count, sl->dk);
+            n += d->upto - d->idx;
+            d->next = NULL;
+            free_entries(d);
+        }
+    }
+    return n;
+}
+
+void sc_groups_owe(sc_engine *e, int s, const void *result, const long *incl, sc_mode mode, int k)
+{
+    (void)mode;
+    (void)k;
+    for (int r = 0; r < e->n; r++) {
+        sc_child *c = &e->children[r];
+        if (!c->active) continue;
+        sc_sum_into(c->owed[s], result, (size_t)e->slots[s].count, e->slots[s].dk);
+        c->owed_incl[s] = incl[r];
+        c->owed_any[s] = 1;
+    }
+}
+
+/* Parent side: deposits arriving from children (any source: late ones from
+ * a former child are recognised by their epoch and dropped). */
+static int receive_deposits(sc_engine *e)
+{
+    int got = 0;
+    for (;;) {
+        int flag = 0;
+        MPI_Status st;
+        if (PMPI_Iprobe(MPI_ANY_SOURCE, TAG_CDEP_H, e->data, &flag, &st) != MPI_SUCCESS || !flag) break;
+        long h[CD_LEN];
+        int src = st.MPI_SOURCE;
+        PMPI_Recv(h, CD_LEN, MPI_LONG, src, TAG_CDEP_H, e->data, MPI_STATUS_IGNORE);
+        int slot = (int)h[CD_SLOT];
+        if (slot < 0 || slot >= e->nslots) break;
+        sc_slot *sl = &e->slots[slot];
+        sc_deposit *d = calloc(1, sizeof *d);
+        void *buf = d ? malloc(sl->bytes) : NULL;
+        PMPI_Recv(buf ? buf : e->res_buf, (int)sl->count, sl->dt, src, TAG_CDEP_B, e->data, MPI_STATUS_IGNORE);
+        got = 1;
+        if (!buf) {
+            free(d);
+            sc_say(SC_SAY_ERROR, 1, "starcoll: out of memory holding a child's buffer");
+            continue;
+        }
+        d->buf = buf;
+        d->upto = h[CD_COUNT];
+        d->idx = h[CD_COUNT] - 1;
+        d->flags = h[CD_FLAGS];
+        if (h[CD_EPOCH] == e->epoch && e->children[src].active) {
+            /* the range is idx..upto; only its end is ever compared */
+            hold(e, src, d, slot);
+        } else if (h[CD_EPOCH] > e->epoch) {
+            /* sent under a topology this rank has not applied yet: keep it */
+            d->from = src;
+            d->slot = slot;
+            d->epoch = h[CD_EPOCH];
+            d->next = e->early;
+            e->early = d;
+        } else
+            free_entries(d);
+    }
+    return got;
+}
+
+/* Parent side: send owed results, one message in flight per child. */
+static int send_results(sc_engine *e)
+{
+    int moved = 0;
+    for (int r = 0; r < e->n; r++) {
+        sc_child *c = &e->children[r];
+        if (!c->owed) continue;
+        if (c->in_flight) {
+            int done = 0;
+            PMPI_Testall(2, c->req, &done, MPI_STATUSES_IGNORE);
+            if (!done) continue;
+            c->in_flight = 0;
+            moved = 1;
+        }
+        for (int s = 0; s < e->nslots; s++) {
+            if (!c->owed_any[s]) continue;
+            sc_slot *sl = &e->slots[s];
+            memcpy(c->sendbuf, c->owed[s], sl->bytes);
+            memset(c->owed[s], 0, sl->bytes);
+            c->owed_any[s] = 0;
+            c->hdr[CR_SLOT] = s;
+            c->hdr[CR_INCL] = c->owed_incl[s];
+            pthread_mutex_lock(&e->mu);
+            c->hdr[CR_MODE] = e->mode;
+            c->hdr[CR_K] = e->k;
+            pthread_mutex_unlock(&e->mu);
+            PMPI_Isend(c->hdr, CR_LEN, MPI_LONG, r, TAG_CRES_H, e->data, &c->req[0]);
+            PMPI_Isend(c->sendbuf, (int)sl->count, sl->dt, r, TAG_CRES_B, e->data, &c->req[1]);
+            c->in_flight = 1;
+            moved = 1;
+            break;
+        }
+    }
+    return moved;
+}
+
+/* Child side (or a former child): results from a parent. */
+static int receive_results(sc_engine *e)
+{
+    int got = 0;
+    for (;;) {
+        int flag = 0;
+        MPI_Status st;
+        if (PMPI_Iprobe(MPI_ANY_SOURCE, TAG_CRES_H, e->data, &flag, &st) != MPI_SUCCESS || !flag) break;
+        long h[CR_LEN];
+        PMPI_Recv(h, CR_LEN, MPI_LONG, st.MPI_SOURCE, TAG_CRES_H, e->data, MPI_STATUS_IGNORE);
+        int s = (int)h[CR_SLOT];
+        if (s < 0 || s >= e->nslots) break;
+        sc_slot *sl = &e->slots[s];
+        PMPI_Recv(e->res_buf, (int)sl->count, sl->dt, st.MPI_SOURCE, TAG_CRES_B, e->data, MPI_STATUS_IGNORE);
+        pthread_mutex_lock(&e->mu);
+        sc_sum_into(sl->inbox, e->res_buf, (size_t)sl->count, sl->dk);
+        sl->inbox_rounds++;
+        if (h[CR_INCL] > sl->included_self) sl->included_self = h[CR_INCL];
+        /* drop my deposits the rounds have now included */
+        while (sl->head && sl->head->upto <= sl->included_self) {
+            sc_deposit *d = sl->head;
+            sl->head = d->next;
+            if (!sl->head) sl->tail = NULL;
+            d->next = sl->spare;
+            sl->spare = d;
+        }
+        e->mode = (sc_mode)h[CR_MODE];
+        e->k = (int)h[CR_K];
+        e->stats.rounds++;
+        pthread_cond_broadcast(&e->cv_main);
+        pthread_mutex_unlock(&e->mu);
+        got = 1;
+    }
+    return got;
+}
+
+int sc_groups_progress(sc_engine *e)
+{
+    int moved = receive_deposits(e);
+    moved |= send_results(e);
+    moved |= receive_results(e);
+    return moved;
+}
+
+int sc_groups_forward(sc_engine *e)
+{
+    if (e->dep_in_flight) {
+        int done = 0;
+        PMPI_Testall(2, e->dep_req, &done, MPI_STATUSES_IGNORE);
+        if (!done) return 0;
+        e->dep_in_flight = 0;
+    }
+    pthread_mutex_lock(&e->mu);
+    int parent = e->my_parent;
+    if (parent < 0) {
+        pthread_mutex_unlock(&e->mu);
+        return 0;
+    }
+    /* Everything not yet sent on one slot goes as one message: while the
+     * link was busy the deposits accumulated. */
+    for (int s = 0; s < e->nslots; s++) {
+        sc_slot *sl = &e->slots[s];
+        sc_deposit *first = sl->head;
+        while (first && first->sent) first = first->next;
+        if (!first) continue;
+        memset(e->dep_buf, 0, sl->bytes);
+        sc_deposit *last = first;
+        for (sc_deposit *d = first; d; d = d->next) {
+            sc_sum_into(e->dep_buf, d->buf, (size_t)sl->count, sl->dk);
+            d->sent = 1;
+            last = d;
+        }
+        e->dep_hdr[CD_SLOT] = s;
+        e->dep_hdr[CD_COUNT] = last->upto;
+        e->dep_hdr[CD_FLAGS] = (last->flags & NOTE_FLUSH) | (e->waiting_slot == s ? NOTE_WAITS : 0);
+        e->dep_hdr[CD_EPOCH] = e->epoch;
+        pthread_mutex_unlock(&e->mu);
+        PMPI_Isend(e->dep_hdr, CD_LEN, MPI_LONG, parent, TAG_CDEP_H, e->data, &e->dep_req[0]);
+        PMPI_Isend(e->dep_buf, (int)sl->count, sl->dt, parent, TAG_CDEP_B, e->data, &e->dep_req[1]);
+        e->dep_in_flight = 1;
+        return 1;
+    }
+    pthread_mutex_unlock(&e->mu);
+    return 0;
+}
+
+static void cancel_pair(MPI_Request *req)
+{
+    for (int i = 0; i < 2; i++) {
+        int done = 0;
+        if (req[i] == MPI_REQUEST_NULL) continue;
+        PMPI_Test(&req[i], &done, MPI_STATUS_IGNORE);
+        if (done) continue;
+        PMPI_Cancel(&req[i]);
+        PMPI_Wait(&req[i], MPI_STATUS_IGNORE);
+    }
+}
+
+void sc_groups_cancel(sc_engine *e)
+{
+    if (e->dep_in_flight) cancel_pair(e->dep_req);
+    e->dep_in_flight = 0;
+    for (int r = 0; e->children && r < e->n; r++)
+        if (e->children[r].in_flight) {
+            cancel_pair(e->children[r].req);
+            e->children[r].in_flight = 0;
+        }
+}

@@ -1,0 +1,146 @@
+/* The tolerant engine's state, shared by engine.c (threads, rounds,
+ * coordinator), engine_groups.c (ring and children) and engine_decide.c
+ * (membership and mode decisions).  Not part of the plugin's interface. */
+#ifndef STARCOLL_ENGINE_INTERNAL_H
+#define STARCOLL_ENGINE_INTERNAL_H
+#include <pthread.h>
+#include "engine.h"
+#include "round_rules.h"
+#include "mode_hier.h"
+
+/* ctrl tags: notices to the coordinator, its round and topology messages,
+ * per-step features.  data tags: the children's traffic with parents. */
+enum { TAG_NOTE = 7101, TAG_ROUND = 7102, TAG_FEAT = 7103 };
+enum { TAG_CDEP_H = 7201, TAG_CDEP_B = 7202, TAG_CRES_H = 7203, TAG_CRES_B = 7204 };
+enum { NOTE_DEPOSIT = 1, NOTE_LEAVE = 2, NOTE_AWAY = 3, NOTE_BACK = 4 };
+enum { NOTE_FLUSH = 1, NOTE_WAITS = 2 };          /* deposit flags */
+enum { NOTE_LEN = 5 };                            /* kind, slot, count, flags, for-rank (-1: sender) */
+enum { ROUND_RUN = 1, ROUND_STOP = 2, ROUND_TOPO = 3 };
+/* Round message: header, then incl[n] (RUN) or parent[n] (TOPO). */
+enum { RH_KIND, RH_SLOT, RH_MODE, RH_K, RH_EPOCH, RH_LEN };
+/* child -> parent deposit header; parent -> child result header */
+enum { CD_SLOT, CD_COUNT, CD_FLAGS, CD_EPOCH, CD_LEN };
+enum { CR_SLOT, CR_INCL, CR_MODE, CR_K, CR_LEN };
+
+typedef struct sc_deposit {
+    long idx;                  /* this rank's call number on the slot (first of the range) */
+    long upto;                 /* deposits idx..upto-1 summed here (held child entries) */
+    int sent;                  /* child: already sent to the parent in this epoch */
+    long flags;                /* NOTE_FLUSH, NOTE_WAITS of the (last) deposit */
+    int from, slot;            /* held early: the child and slot it came from */
+    long epoch;                /* held early: the topology it was sent under */
+    void *buf;
+    struct sc_deposit *next;
+} sc_deposit;
+
+typedef struct sc_slot {
+    long count;
+    sc_dkind dk;
+    size_t bytes;
+    MPI_Datatype dt;
+    /* shared with the application thread, under e->mu */
+    long calls;                /* deposits made on this slot by this rank */
+    sc_deposit *head, *tail, *spare;
+    void *inbox;               /* completed rounds not yet returned */
+    long inbox_rounds;
+    long included_self;        /* my deposits included in completed rounds */
+    int flush_next;
+    /* engine thread only */
+    void *scratch;             /* count + 1 elements: the round buffer and its fresh count */
+    sc_track track;            /* coordinator only */
+} sc_slot;
+
+/* A parent's view of one child (or former child still owed results). */
+typedef struct sc_child {
+    int active;                /* a child of this rank in the current topology */
+    sc_deposit **held;         /* per slot: deposits received, not yet included */
+    void **owed;               /* per slot: results not yet sent */
+    long *owed_incl;           /* per slot: the child's inclusion count to send with them */
+    int *owed_any;
+    long hdr[CR_LEN];
+    void *sendbuf;             /* the result in flight */
+    MPI_Request req[2];
+    int in_flight;
+} sc_child;
+
+struct sc_engine {
+    MPI_Comm ctrl, data, ring;
+    int rank, n, coord;
+    pthread_t thread;
+    int thread_started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_main;    /* a round completed */
+    pthread_cond_t cv_engine;  /* a deposit or a leave happened */
+    int nslots;
+    sc_slot *slots;
+    /* under mu: what the application thread reads */
+    sc_mode mode;              /* mode of the rounds now */
+    int k;
+    int my_parent;             /* -1: ring member */
+    int main_waiting;
+    int waiting_slot;          /* slot the application thread waits on, -1 */
+    int stopped;               /* engine thread finished */
+    int error;                 /* first MPI error seen by the engine thread */
+    int quit;                  /* start-up failed elsewhere: stop at once */
+    int left;                  /* this rank announced it leaves */
+    /* topology, engine thread */
+    long epoch;                /* topology epoch */
+    int *parent;               /* per rank: -1 member, else its parent */
+    int ring_epoch;            /* epoch the ring communicator was built for (-1 none) */
+    sc_child *children;        /* per rank */
+    sc_deposit *early;         /* child deposits sent under a topology this rank has not applied yet */
+    void *res_buf;             /* a result being received */
+    size_t max_bytes;          /* largest slot */
+    sc_hier hier;              /* hier rounds on `data` */
+    /* child side, engine thread */
+    MPI_Request dep_req[2];
+    int dep_in_flight;
+    long dep_hdr[CD_LEN];
+    void *dep_buf;
+    /* coordinator */
+    unsigned char *gone;
+    int *blocked_at;           /* slot each rank waits on, -1, or SC_BLOCKED_OUTSIDE */
+    long *blocked_need;        /* the deposit count that rank waits for */
+    int ngone;
+    long *incl;                /* scratch for round messages */
+    long *msg;
+    double round_period;       /* smoothed time between rounds */
+    double last_note_t;        /* when the last notice arrived */
+    double last_round_t;
+    long relaxed;              /* rounds closed under quorum by a stall */
+    struct sc_decider *decider;
+    double step_start, step_wait;   /* application thread: this step's start and time inside */
+    sc_engine_stats stats;
+};
+
+double sc_now(void);
+int sc_exact_mode(sc_mode m);
+
+/* engine_groups.c */
+int sc_groups_init(sc_engine *e);
+void sc_groups_free(sc_engine *e);
+/* Apply a topology (parent per rank) at this rank: hand pending deposits to
+ * their new owner, drop a ring built for the old one. */
+int sc_groups_apply(sc_engine *e, const long *parent, long epoch);
+/* The communicator a round runs on, built among the members when needed. */
+int sc_groups_ring(sc_engine *e, MPI_Comm *ring);
+/* Parent: fold held child deposits into the round buffer; returns how many. */
+long sc_groups_take_children(sc_engine *e, int s, const long *incl);
+/* Parent: a round result owed to the children. */
+void sc_groups_owe(sc_engine *e, int s, const void *result, const long *incl, sc_mode mode, int k);
+/* Progress the children's traffic, parent and child side; 1 when something moved. */
+int sc_groups_progress(sc_engine *e);
+/* Child: forward new deposits to the parent; 1 when something moved. */
+int sc_groups_forward(sc_engine *e);
+/* At stop: cancel what is still in flight. */
+void sc_groups_cancel(sc_engine *e);
+
+/* engine_decide.c: the coordinator's membership and mode decisions */
+struct sc_decider *sc_decider_new(sc_engine *e);
+void sc_decider_free(struct sc_decider *d);
+/* Fold in one rank's step features (drained from TAG_FEAT). */
+void sc_decider_observe(struct sc_decider *d, int rank, const double *feat);
+/* At a step boundary: 1 when a new topology or mode is decided; fills
+ * parent[] and *mode, *k. */
+int sc_decider_decide(struct sc_decider *d, long *parent, sc_mode *mode, int *k);
+#endif
