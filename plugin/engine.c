@@ -18,6 +18,8 @@
 #include <time.h>
 #include "kernels.h"
 #include "runtime.h"
+#include "monitor.h"
+#include "trace.h"
 
 double sc_now(void)
 {
@@ -432,6 +434,7 @@ static void engine_free(sc_engine *e)
     free(e->msg);
     free(e->parent);
     sc_hier_free(&e->hier);
+    if (e->trace) fclose(e->trace);
     if (e->ctrl != MPI_COMM_NULL) PMPI_Comm_free(&e->ctrl);
     if (e->data != MPI_COMM_NULL) PMPI_Comm_free(&e->data);
     pthread_mutex_destroy(&e->mu);
@@ -440,7 +443,23 @@ static void engine_free(sc_engine *e)
     free(e);
 }
 
-sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode)
+/* STARCOLL_TRACE: PREFIX.<world rank> for the world, PREFIX.<world rank>.c<N>
+ * for the N-th other communicator; a file that cannot be opened costs one
+ * line and no trace. */
+static void open_trace(sc_engine *e, int comm_id)
+{
+    char path[SC_PATH_LEN + 32];
+    if (comm_id == 0) snprintf(path, sizeof path, "%s.%d", sc_rt.policy.trace, sc_rt.world_rank);
+    else snprintf(path, sizeof path, "%s.%d.c%d", sc_rt.policy.trace, sc_rt.world_rank, comm_id);
+    e->trace = fopen(path, "w");
+    if (!e->trace) {
+        sc_say(SC_SAY_TRACE, 1, "starcoll: STARCOLL_TRACE: cannot write %s; no trace", path);
+        return;
+    }
+    sc_trace_write_header(e->trace, e->rank, e->n, sc_rt.policy.epoch, sc_rt.policy.papi_events);
+}
+
+sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode, int comm_id)
 {
     sc_engine *e = calloc(1, sizeof *e);
     if (!e) return NULL;
@@ -479,7 +498,7 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode)
     e->k = quorum_k(e);
     e->stats.min_fresh = -1;
     ok = ok && sc_groups_init(e) == 0;
-    if (ok && e->rank == e->coord) ok = (e->decider = sc_decider_new(e)) != NULL;
+    if (ok && e->rank == e->coord) ok = (e->decider = sc_decider_new(e, comm_id)) != NULL;
     /* Collective over comm: every rank starts its engine at the same call.
      * The outcome is agreed on, so a failure anywhere leaves all exact. */
     int rc1 = PMPI_Comm_dup(comm, &e->ctrl);
@@ -487,6 +506,7 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode)
     int mine = ok && rc1 == MPI_SUCCESS && rc2 == MPI_SUCCESS, all = 0;
     if (PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) all = 0;
     e->ring = e->data;
+    if (all && sc_rt.policy.trace[0]) open_trace(e, comm_id);
     if (all) all = pthread_create(&e->thread, NULL, engine_main, e) == 0;
     e->thread_started = all;
     /* A thread that failed to start on one rank would hang the others:
@@ -523,7 +543,8 @@ static sc_deposit *deposit_get(sc_slot *sl)
     return d;
 }
 
-/* Step timing, sent to the coordinator at each step's first call. */
+/* At each step's first call: the step's features (timing here, the rest
+ * from the monitor) go to the coordinator, and to the trace. */
 static void step_boundary(sc_engine *e, double now)
 {
     if (e->step_start > 0) {
@@ -531,10 +552,29 @@ static void step_boundary(sc_engine *e, double now)
         feat[SC_F_STEP_S] = now - e->step_start;
         feat[SC_F_WAIT_S] = e->step_wait;
         feat[SC_F_COMPUTE_S] = feat[SC_F_STEP_S] - e->step_wait;
+        feat[SC_F_BYTES] = e->step_bytes;
+        feat[SC_F_GRAD_SQNORM] = e->step_gsq;
+        feat[SC_F_SUM_SQNORM] = e->step_ssq;
+        if (sc_rt.monitor) sc_monitor_sample(sc_rt.monitor, feat[SC_F_STEP_S], feat);
         PMPI_Send(feat, SC_NFEAT, MPI_DOUBLE, e->coord, TAG_FEAT, e->ctrl);
+        if (e->trace) sc_trace_write_step(e->trace, e->rank, e->steps, sc_engine_mode(e), feat);
+        e->steps++;
     }
     e->step_start = now;
-    e->step_wait = 0;
+    e->step_wait = e->step_gsq = e->step_ssq = e->step_bytes = 0;
+}
+
+/* Squared norm on every 16th element: the noise scale needs only the ratio
+ * of such norms, which the sampling leaves unbiased, at a sixteenth of the
+ * cost on the application's thread. */
+static double sampled_sqnorm(const void *buf, long count, sc_dkind dk)
+{
+    double s = 0;
+    if (dk == SC_DK_FLOAT)
+        for (long i = 0; i < count; i += 16) s += (double)((const float *)buf)[i] * ((const float *)buf)[i];
+    else
+        for (long i = 0; i < count; i += 16) s += ((const double *)buf)[i] * ((const double *)buf)[i];
+    return s;
 }
 
 int sc_engine_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, int exact)
@@ -555,6 +595,8 @@ int sc_engine_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, i
     }
     pthread_mutex_unlock(&e->mu);
     memcpy(d->buf, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, sl->bytes);
+    e->step_gsq += sampled_sqnorm(d->buf, sl->count, sl->dk);
+    e->step_bytes += (double)sl->bytes;
 
     pthread_mutex_lock(&e->mu);
     d->idx = sl->calls++;
@@ -609,6 +651,7 @@ int sc_engine_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, i
     sl->inbox_rounds = 0;
     if (e->my_parent >= 0) e->stats.child_rounds++;
     pthread_mutex_unlock(&e->mu);
+    e->step_ssq += sampled_sqnorm(recvbuf, sl->count, sl->dk);
     e->step_wait += sc_now() - t_in;
     return rc;
 }

@@ -10,33 +10,69 @@
 #include <string.h>
 #include "runtime.h"
 #include "selector.h"
+#include "report.h"
 
 struct sc_decider {
     sc_engine *e;
     int n;
+    int comm_id;                /* report row of the communicator */
+    /* auto: one feature row per rank and coordinator step for the selector */
+    double *acc;                /* n x SC_NFEAT: rows received since the last step */
+    long *nacc;
+    double *row;                /* n x SC_NFEAT: each rank's latest step, as the selector sees it */
+    double *last_t;             /* when each rank last reported */
+    long last_decide;
+    int observed;               /* a step was fed since the last decide */
+    int *dec_parent;
     double *compute_sum;        /* per rank, this epoch */
     long *steps;                /* per rank, this epoch */
     long coord_steps;           /* steps the coordinator itself reported this epoch */
     unsigned char *candidate;   /* stragglers proposed last epoch */
     int have_candidate;
     sc_selector *sel;           /* auto */
-    double *feat;               /* auto: nranks x SC_NFEAT, the latest step of each rank */
     long step;
     sc_decision dec;
 };
 
-struct sc_decider *sc_decider_new(sc_engine *e)
+struct sc_decider *sc_decider_new(sc_engine *e, int comm_id)
 {
     struct sc_decider *d = calloc(1, sizeof *d);
     if (!d) return NULL;
     d->e = e;
     d->n = e->n;
+    d->comm_id = comm_id;
     d->compute_sum = calloc((size_t)e->n, sizeof(double));
     d->steps = calloc((size_t)e->n, sizeof(long));
     d->candidate = calloc((size_t)e->n, 1);
     if (!d->compute_sum || !d->steps || !d->candidate) {
         sc_decider_free(d);
         return NULL;
+    }
+    if (sc_rt.policy.mode == SC_MODE_AUTO) {
+        size_t cells = (size_t)e->n * SC_NFEAT;
+        d->acc = calloc(cells, sizeof(double));
+        d->row = calloc(cells, sizeof(double));
+        d->nacc = calloc((size_t)e->n, sizeof(long));
+        d->last_t = calloc((size_t)e->n, sizeof(double));
+        d->dec_parent = malloc(sizeof(int) * (size_t)e->n);
+        sc_selector_config cfg = {
+            .kind = sc_rt.policy.selector == SC_SELECTOR_LEARNED ? SC_KIND_LEARNED : SC_KIND_HEURISTIC,
+            .nranks = e->n,
+            .epoch_steps = sc_rt.policy.epoch,
+            .quorum_fixed = sc_rt.policy.quorum >= 1 ? (int)sc_rt.policy.quorum
+                            : sc_rt.policy.quorum > 0 ? (int)(sc_rt.policy.quorum * e->n + 0.999999) : 0,
+            .staleness = sc_rt.policy.staleness,
+            .allowed_modes_mask = 0,
+            .model_path = sc_rt.policy.model[0] ? sc_rt.policy.model : NULL,
+        };
+        char msg[256] = "";
+        if (d->acc && d->row && d->nacc && d->last_t && d->dec_parent)
+            d->sel = sc_selector_new(&cfg, msg, sizeof msg);
+        if (msg[0]) sc_say(SC_SAY_SELECTOR, 1, "%s", msg);
+        if (!d->sel) {
+            sc_say(SC_SAY_SELECTOR, 1, "starcoll: the selector could not start; auto stays sync");
+        }
+        d->dec.parent = d->dec_parent;
     }
     return d;
 }
@@ -47,7 +83,36 @@ void sc_decider_free(struct sc_decider *d)
     free(d->compute_sum);
     free(d->steps);
     free(d->candidate);
+    free(d->acc);
+    free(d->row);
+    free(d->nacc);
+    free(d->last_t);
+    free(d->dec_parent);
+    if (d->sel) sc_selector_free(d->sel);
     free(d);
+}
+
+/* auto: at each of the coordinator's steps, one row per rank: the mean of
+ * the rows a rank reported since, or, for a rank that reported nothing, its
+ * last row with the step time stretched to the time it has been silent
+ * (a straggler that just appeared shows at once). */
+static void feed_selector(struct sc_decider *d)
+{
+    double now = sc_now();
+    for (int r = 0; r < d->n; r++) {
+        double *row = d->row + (size_t)r * SC_NFEAT, *acc = d->acc + (size_t)r * SC_NFEAT;
+        if (d->nacc[r] > 0) {
+            for (int f = 0; f < SC_NFEAT; f++) row[f] = acc[f] / (double)d->nacc[r];
+            memset(acc, 0, sizeof(double) * SC_NFEAT);
+            d->nacc[r] = 0;
+        } else if (d->last_t[r] > 0 && now - d->last_t[r] > row[SC_F_STEP_S]) {
+            double silent = now - d->last_t[r];
+            row[SC_F_COMPUTE_S] += silent - row[SC_F_STEP_S];
+            row[SC_F_STEP_S] = silent;
+        }
+    }
+    sc_selector_observe(d->sel, d->step++, d->e->mode, d->row);
+    d->observed = 1;
 }
 
 void sc_decider_observe(struct sc_decider *d, int rank, const double *feat)
@@ -56,6 +121,38 @@ void sc_decider_observe(struct sc_decider *d, int rank, const double *feat)
     d->compute_sum[rank] += feat[SC_F_COMPUTE_S];
     d->steps[rank]++;
     if (rank == d->e->coord) d->coord_steps++;
+    if (!d->sel) return;
+    double *acc = d->acc + (size_t)rank * SC_NFEAT;
+    for (int f = 0; f < SC_NFEAT; f++) acc[f] += feat[f];
+    d->nacc[rank]++;
+    d->last_t[rank] = sc_now();
+    if (rank == d->e->coord) feed_selector(d);
+}
+
+/* auto: the selector's decision, at its epoch or at once on an onset. */
+static int decide_auto(struct sc_decider *d, long *parent, sc_mode *mode, int *k)
+{
+    if (!d->observed) return 0;
+    d->observed = 0;
+    if (d->step - d->last_decide < sc_rt.policy.epoch && !sc_selector_urgent(d->sel)) return 0;
+    d->last_decide = d->step;
+    if (!sc_selector_decide(d->sel, d->step, &d->dec)) return 0;
+    sc_mode m = d->dec.mode;
+    if (m == SC_MODE_AUTO || m >= SC_NMODES) m = SC_MODE_SYNC;
+    int children = 0;
+    for (int r = 0; r < d->n; r++) {
+        /* the coordinator opens the rounds: it stays a ring member */
+        int p = m == SC_MODE_GROUPS && r != d->e->coord ? d->dec_parent[r] : -1;
+        if (p >= 0 && (p >= d->n || d->dec_parent[p] != -1)) p = -1;
+        parent[r] = p;
+        children += p >= 0;
+    }
+    *mode = m;
+    *k = d->dec.quorum_k > 0 ? d->dec.quorum_k : d->n;
+    char signals[256];
+    sc_selector_signals(d->sel, signals, sizeof signals);
+    sc_report_decision(d->comm_id, d->step, m, *k, children, d->dec.reason, signals);
+    return 1;
 }
 
 /* groups: stragglers by the 1.2x rule, with two epochs of agreement before
@@ -120,11 +217,19 @@ static int decide_groups(struct sc_decider *d, long *parent)
 
 int sc_decider_decide(struct sc_decider *d, long *parent, sc_mode *mode, int *k)
 {
-    if (!d || d->coord_steps < sc_rt.policy.epoch) return 0;
+    if (!d) return 0;
+    if (d->sel) return decide_auto(d, parent, mode, k);
+    if (d->coord_steps < sc_rt.policy.epoch) return 0;
     int change = 0;
     if (sc_rt.policy.mode == SC_MODE_GROUPS) {
         change = decide_groups(d, parent);
         *mode = SC_MODE_GROUPS;
+        if (change) {
+            int children = 0;
+            for (int r = 0; r < d->n; r++) children += parent[r] >= 0;
+            sc_report_decision(d->comm_id, d->coord_steps, SC_MODE_GROUPS, *k, children,
+                               "ranks over 1.2x the fastest compute become children", "");
+        }
     }
     (void)k;
     memset(d->compute_sum, 0, sizeof(double) * (size_t)d->n);

@@ -4,6 +4,7 @@
 #ifndef STARCOLL_ENGINE_INTERNAL_H
 #define STARCOLL_ENGINE_INTERNAL_H
 #include <pthread.h>
+#include <stdio.h>
 #include "engine.h"
 #include "round_rules.h"
 #include "mode_hier.h"
@@ -110,6 +111,10 @@ struct sc_engine {
     long relaxed;              /* rounds closed under quorum by a stall */
     struct sc_decider *decider;
     double step_start, step_wait;   /* application thread: this step's start and time inside */
+    double step_gsq, step_ssq;      /* this step's sampled squared norms: my buffers, the results */
+    double step_bytes;
+    long steps;
+    FILE *trace;                    /* STARCOLL_TRACE, this rank's file */
     sc_engine_stats stats;
 };
 
@@ -136,7 +141,7 @@ int sc_groups_forward(sc_engine *e);
 void sc_groups_cancel(sc_engine *e);
 
 /* engine_decide.c: the coordinator's membership and mode decisions */
-struct sc_decider *sc_decider_new(sc_engine *e);
+struct sc_decider *sc_decider_new(sc_engine *e, int comm_id);
 void sc_decider_free(struct sc_decider *d);
 /* Fold in one rank's step features (drained from TAG_FEAT). */
 void sc_decider_observe(struct sc_decider *d, int rank, const double *feat);

@@ -14,6 +14,7 @@
 #include "mode_hier.h"
 #include "report.h"
 #include "kernels.h"
+#include "monitor.h"
 
 sc_runtime sc_rt;
 
@@ -62,6 +63,24 @@ static void check_policy_agreement(void)
     }
 }
 
+static int tolerant_policy(void);
+
+/* The monitor feeds the selector; it runs on this (the application's)
+ * thread, sampled at step boundaries.  Its notices are said once, by rank 0
+ * (and always with STARCOLL_VERBOSE >= 1). */
+static void open_monitor(void)
+{
+    sc_monitor_config cfg = {sc_rt.policy.papi_events, sc_rt.policy.nic, NULL, NULL, sc_rt.policy.verbose};
+    char msg[1024] = "";
+    sc_rt.monitor = sc_monitor_open(&cfg, msg, sizeof msg);
+    if (sc_rt.world_rank == 0 && msg[0] && sc_rt.policy.verbose >= 1) fputs(msg, stderr);
+    if (sc_rt.world_rank == 0 && sc_rt.monitor && sc_rt.policy.verbose >= 1) {
+        char d[1024];
+        sc_monitor_describe(sc_rt.monitor, d, sizeof d);
+        fprintf(stderr, "starcoll monitor sources:\n%s", d);
+    }
+}
+
 /* After PMPI_Init succeeded: learn the world, report bad policy values,
  * agree on the policy. */
 static void startup(void)
@@ -84,6 +103,7 @@ static void startup(void)
     }
     sc_rt.active = 1;
     sc_comm_get(MPI_COMM_WORLD);   /* world is report row 0 */
+    if (tolerant_policy()) open_monitor();
     if (sc_rt.policy.verbose >= 1 && sc_rt.world_rank == 0) {
         char d[512];
         sc_policy_describe(&sc_rt.policy, d, sizeof d);
@@ -133,6 +153,8 @@ int MPI_Finalize(void)
         sc_comm_stop_all_engines();
         sc_report_write();
         sc_comm_finalize();
+        if (sc_rt.monitor) sc_monitor_close(sc_rt.monitor);
+        sc_rt.monitor = NULL;
         sc_rt.active = 0;
     }
     return PMPI_Finalize();
@@ -223,7 +245,7 @@ static int tolerant_allreduce(sc_comm *cs, const void *sendbuf, void *recvbuf, i
     if (slot >= 0 && !cs->engine && !cs->engine_failed) {
         sc_mode start = sc_rt.policy.mode == SC_MODE_AUTO ? SC_MODE_SYNC : sc_rt.policy.mode;
         sc_engine_away_hook = away_hook;
-        cs->engine = sc_engine_start(cs->comm, &cs->pattern, start);
+        cs->engine = sc_engine_start(cs->comm, &cs->pattern, start, (int)(cs->row - sc_rt.rows));
         if (!cs->engine) {
             cs->engine_failed = 1;
             sc_say(SC_SAY_ENGINE, 0, "starcoll: could not start the tolerant engine; this communicator stays exact (sync)");

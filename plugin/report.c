@@ -4,6 +4,7 @@
 #include <errno.h>
 #include "report.h"
 #include "runtime.h"
+#include "monitor.h"
 
 /* Per-row fields reduced with MPI_SUM, then with MPI_MAX. */
 enum { F_ELIG, F_PASS, F_BYTES, F_TIME, F_MODE0, F_SIZE = F_MODE0 + SC_NMODES, F_INST, F_RANKS,
@@ -72,6 +73,24 @@ static void write_tolerant(FILE *f, const double *sum, const double *max)
     }
 }
 
+void sc_report_decision(int comm, long step, sc_mode mode, int k, int children, const char *reason,
+                        const char *signals)
+{
+    sc_rt.ndecisions++;
+    size_t used = strlen(sc_rt.decisions);
+    if (used + 300 >= sizeof sc_rt.decisions) return;   /* the first ones are kept; the count says how many */
+    snprintf(sc_rt.decisions + used, sizeof sc_rt.decisions - used, "  comm %d step %ld: %s k=%d children=%d: %s%s%s\n",
+             comm, step, sc_mode_name(mode), k, children, reason, signals && signals[0] ? " | " : "",
+             signals ? signals : "");
+}
+
+static void write_decisions(FILE *f)
+{
+    if (!sc_rt.ndecisions) return;
+    fprintf(f, "@--- Decisions (%d; step counted by the coordinator) ---\n", sc_rt.ndecisions);
+    fputs(sc_rt.decisions, f);
+}
+
 static void write_report(FILE *f, const double *sum, const double *max)
 {
     char pol[512], inj[256];
@@ -82,6 +101,11 @@ static void write_report(FILE *f, const double *sum, const double *max)
     fprintf(f, "@ Ranks     : %d on %d host(s)\n", sc_rt.world_size, sc_rt.nhosts);
     fprintf(f, "@ Wall time : %.3f s (rank 0, MPI_Init to MPI_Finalize)\n", PMPI_Wtime() - sc_rt.t_init);
     if (sc_rt.policy.inject.enabled) fprintf(f, "@ Injection : ON, %s\n", inj);
+    if (sc_rt.monitor) {   /* which signal sources ran (rank 0's view) */
+        char d[1024];
+        sc_monitor_describe(sc_rt.monitor, d, sizeof d);
+        for (char *line = strtok(d, "\n"); line; line = strtok(NULL, "\n")) fprintf(f, "@ Monitor   : %s\n", line);
+    }
     fprintf(f, "@--- MPI_Allreduce per communicator (calls summed over ranks; time per rank) ---\n");
     fprintf(f, "%4s %5s %5s %10s %10s %12s %10s %10s", "comm", "size", "inst", "eligible", "passthru", "bytes",
             "mean(s)", "max(s)");
@@ -100,6 +124,7 @@ static void write_report(FILE *f, const double *sum, const double *max)
         fputc('\n', f);
     }
     write_tolerant(f, sum, max);
+    write_decisions(f);
     fprintf(f, "@--- end of starcoll report ---\n");
     fprintf(f, "starcoll: totals eligible=%.0f passthrough=%.0f bytes=%.0f", tot[F_ELIG], tot[F_PASS], tot[F_BYTES]);
     for (int k = 0; k < SC_MODE_AUTO; k++) fprintf(f, " %s=%.0f", sc_mode_name((sc_mode)k), tot[F_MODE0 + k]);
