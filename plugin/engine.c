@@ -56,25 +56,31 @@ static int quorum_k(const sc_engine *e)
     return k;
 }
 
-static void set_fresh(sc_slot *sl, long fresh)
-{
-    if (sl->dk == SC_DK_FLOAT) ((float *)sl->scratch)[sl->count] = (float)fresh;
-    else ((double *)sl->scratch)[sl->count] = (double)fresh;
-}
-
-static double get_fresh(const sc_slot *sl)
-{
-    return sl->dk == SC_DK_FLOAT ? ((float *)sl->scratch)[sl->count] : ((double *)sl->scratch)[sl->count];
-}
-
 /* ---- engine thread: taking part in a round ------------------------------ */
 
-static void run_round(sc_engine *e, int s, const long *incl, sc_mode mode, int k)
+static void release_deposits(sc_slot *sl, sc_deposit *take)
+{
+    for (sc_deposit *d = take, *nx; d; d = nx) {
+        nx = d->next;
+        if (d->borrowed) {
+            free(d);
+        } else {
+            d->next = sl->spare;
+            sl->spare = d;
+        }
+    }
+}
+
+/* One round of slot s: this rank's deposits and its children's that the
+ * round includes (incl), reduced over the ring.  `fresh` is the round's
+ * number of deposits, from the coordinator.  Results go straight into the
+ * caller's receive buffer when it waits on this slot, else to the inbox. */
+static void run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode mode, int k)
 {
     sc_slot *sl = &e->slots[s];
-    /* Detach the deposits this round includes. */
     pthread_mutex_lock(&e->mu);
     sc_deposit *take = NULL, **tail = &take;
+    long mine = 0;
     while (sl->head && sl->head->idx < incl[e->rank]) {
         sc_deposit *d = sl->head;
         sl->head = d->next;
@@ -82,43 +88,57 @@ static void run_round(sc_engine *e, int s, const long *incl, sc_mode mode, int k
         d->next = NULL;
         *tail = d;
         tail = &d->next;
+        mine++;
     }
+    /* Straight into the waiting caller's buffer: when it holds nothing yet,
+     * and unless it still holds the caller's own deposit (MPI_IN_PLACE) for
+     * a later round. */
+    int includes_alias = 0;
+    for (sc_deposit *d = take; d; d = d->next) includes_alias |= d->buf == sl->target_alias;
+    void *direct = sl->target && !sl->target_filled && (!sl->target_alias || includes_alias) ? sl->target : NULL;
     pthread_mutex_unlock(&e->mu);
 
-    memset(sl->scratch, 0, sl->bytes + sc_dkind_size(sl->dk));
-    long fresh_here = 0;
-    for (sc_deposit *d = take; d; d = d->next, fresh_here++) sc_sum_into(sl->scratch, d->buf, (size_t)sl->count, sl->dk);
-    fresh_here += sc_groups_take_children(e, s, incl);
-    /* The fresh count rides in the extra element (exact in float to 2^24). */
-    set_fresh(sl, fresh_here);
-
+    const void *src;
+    void *dst = direct ? direct : sl->scratch;
+    long kids = 0;
+    if (mine == 1 && !sc_groups_children_hold(e, s, incl)) {
+        src = take->buf;   /* one buffer: reduce it as it is */
+    } else {
+        memset(sl->scratch, 0, sl->bytes);
+        for (sc_deposit *d = take; d; d = d->next) sc_sum_into(sl->scratch, d->buf, (size_t)sl->count, sl->dk);
+        kids = sc_groups_take_children(e, s, incl);
+        src = sl->scratch;
+    }
+    (void)kids;
     MPI_Comm ring;
     int rc = sc_groups_ring(e, &ring);
     if (rc == MPI_SUCCESS) {
+        const void *sbuf = src == dst ? MPI_IN_PLACE : src;
         if (mode == SC_MODE_HIER && ring == e->data)
-            rc = sc_hier_allreduce(&e->hier, e->data, sc_rt.policy.group_size, MPI_IN_PLACE, sl->scratch,
-                                   (int)sl->count + 1, sl->dt);
+            rc = sc_hier_allreduce(&e->hier, e->data, sc_rt.policy.group_size, sbuf, dst, (int)sl->count, sl->dt);
         else
-            rc = PMPI_Allreduce(MPI_IN_PLACE, sl->scratch, (int)sl->count + 1, sl->dt, MPI_SUM, ring);
+            rc = PMPI_Allreduce(sbuf, dst, (int)sl->count, sl->dt, MPI_SUM, ring);
     }
-    double fresh = get_fresh(sl);
     if (rc == MPI_SUCCESS && sc_rt.policy.scale_fresh && fresh > 0)
-        sc_scale(sl->scratch, (size_t)sl->count, sl->dk, (double)e->n / fresh);
-    if (rc == MPI_SUCCESS) sc_groups_owe(e, s, sl->scratch, incl, mode, k);
+        sc_scale(dst, (size_t)sl->count, sl->dk, (double)e->n / (double)fresh);
+    if (rc == MPI_SUCCESS) sc_groups_owe(e, s, dst, incl, mode, k);
 
     pthread_mutex_lock(&e->mu);
     if (rc != MPI_SUCCESS && !e->error) e->error = rc;
-    sc_sum_into(sl->inbox, sl->scratch, (size_t)sl->count, sl->dk);
-    sl->inbox_rounds++;
-    if (incl[e->rank] > sl->included_self) sl->included_self = incl[e->rank];
-    if (take) {   /* give the detached deposit buffers back */
-        *tail = sl->spare;
-        sl->spare = take;
+    if (direct) {
+        sl->target_filled = 1;
+    } else if (sl->target && sl->target_filled) {
+        sc_sum_into(sl->target, dst, (size_t)sl->count, sl->dk);
+    } else {
+        sc_sum_into(sl->inbox, dst, (size_t)sl->count, sl->dk);
+        sl->inbox_rounds++;
     }
+    if (incl[e->rank] > sl->included_self) sl->included_self = incl[e->rank];
+    release_deposits(sl, take);
     e->mode = mode;
     e->k = k;
     e->stats.rounds++;
-    e->stats.fresh_sum += fresh;
+    e->stats.fresh_sum += (double)fresh;
     e->stats.mode_rounds[mode]++;
     pthread_cond_broadcast(&e->cv_main);
     pthread_mutex_unlock(&e->mu);
@@ -176,8 +196,9 @@ static int drain_notes(sc_engine *e)
 }
 
 /* Round message (RUN or STOP) to the members, or TOPO to everybody. */
-static int send_round(sc_engine *e, long kind, int s, sc_mode mode, int k, const long *tail)
+static int send_round(sc_engine *e, long kind, int s, sc_mode mode, int k, const long *tail, long fresh)
 {
+    e->msg[RH_FRESH] = fresh;
     e->msg[RH_KIND] = kind;
     e->msg[RH_SLOT] = s;
     e->msg[RH_MODE] = mode;
@@ -201,19 +222,22 @@ static int close_round(sc_engine *e, int s, sc_rules *rules, sc_mode mode, int k
         sc_say(SC_SAY_STALL, 0, "starcoll: tolerant rounds stalled (ranks blocked in a call starcoll cannot see, "
                "such as an exact collective each step); closing rounds below the quorum to go on");
     int flushing = tr->flush_upto != 0;
+    long deposits = 0;
+    for (int r = 0; r < e->n; r++) deposits -= tr->included[r];
     int fresh = sc_round_close(tr, rules, e->incl);
+    for (int r = 0; r < e->n; r++) deposits += e->incl[r];
     if (!flushing && !rules->relax_quorum && !rules->excuse_blocked && !sc_exact_mode(mode) &&
         mode != SC_MODE_GROUPS && (e->stats.min_fresh < 0 || fresh < e->stats.min_fresh))
         e->stats.min_fresh = fresh;
     if (tr->max_absent > e->stats.max_staleness) e->stats.max_staleness = tr->max_absent;
     for (int r = 0; r < e->n; r++)
         if (e->blocked_at[r] == s && e->incl[r] >= e->blocked_need[r]) e->blocked_at[r] = -1;
-    int rc = send_round(e, ROUND_RUN, s, mode, k, e->incl);
+    int rc = send_round(e, ROUND_RUN, s, mode, k, e->incl, deposits);
     if (rc != MPI_SUCCESS) {
         e->error = rc;
         return rc;
     }
-    run_round(e, s, e->incl, mode, k);
+    run_round(e, s, e->incl, deposits, mode, k);
     double tn = sc_now();
     if (e->last_round_t > 0) {
         double gap = tn - e->last_round_t;
@@ -238,7 +262,7 @@ static int change_topology(sc_engine *e, const long *parent, sc_mode mode, int k
     e->mode = mode;
     e->k = k;
     pthread_mutex_unlock(&e->mu);
-    int rc = send_round(e, ROUND_TOPO, 0, mode, k, parent);
+    int rc = send_round(e, ROUND_TOPO, 0, mode, k, parent, 0);
     if (rc != MPI_SUCCESS) return rc;
     return sc_groups_apply(e, parent, e->epoch);
 }
@@ -317,7 +341,7 @@ static void coordinator_loop(sc_engine *e)
             if (!news) {
                 memset(e->incl, 0, sizeof(long) * (size_t)e->n);
                 for (int r = 0; r < e->n; r++) e->parent[r] = -1;   /* STOP goes to everybody */
-                send_round(e, ROUND_STOP, 0, mode, k, e->incl);
+                send_round(e, ROUND_STOP, 0, mode, k, e->incl, 0);
                 goto out;
             }
         }
@@ -368,7 +392,7 @@ static void member_loop(sc_engine *e)
                 pthread_mutex_unlock(&e->mu);
                 if (sc_groups_apply(e, e->msg + RH_LEN, e->msg[RH_EPOCH]) != MPI_SUCCESS) return;
             } else
-                run_round(e, (int)e->msg[RH_SLOT], e->msg + RH_LEN, mode, k);
+                run_round(e, (int)e->msg[RH_SLOT], e->msg + RH_LEN, e->msg[RH_FRESH], mode, k);
             progressed = 1;
         }
         progressed |= sc_groups_progress(e);
@@ -408,7 +432,7 @@ static void free_list(sc_deposit *d)
 {
     for (sc_deposit *nx; d; d = nx) {
         nx = d->next;
-        free(d->buf);
+        if (!d->borrowed) free(d->buf);
         free(d);
     }
 }
@@ -492,7 +516,7 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode, i
         sl->dt = sl->dk == SC_DK_FLOAT ? MPI_FLOAT : MPI_DOUBLE;
         sl->bytes = (size_t)sl->count * sc_dkind_size(sl->dk);
         sl->inbox = calloc(1, sl->bytes);
-        sl->scratch = malloc(sl->bytes + sc_dkind_size(sl->dk));
+        sl->scratch = malloc(sl->bytes);
         ok = sl->inbox && sl->scratch && (e->rank != e->coord || sc_track_init(&sl->track, e->n) == 0);
     }
     e->k = quorum_k(e);
@@ -525,6 +549,26 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode, i
         return NULL;
     }
     return e;
+}
+
+static int deposit_pending(const sc_slot *sl, const sc_deposit *d)
+{
+    for (const sc_deposit *p = sl->head; p; p = p->next)
+        if (p == d) return 1;
+    return 0;
+}
+
+static void unlink_deposit(sc_slot *sl, sc_deposit *d)
+{
+    sc_deposit **p = &sl->head, *prev = NULL;
+    while (*p && *p != d) {
+        prev = *p;
+        p = &(*p)->next;
+    }
+    if (!*p) return;
+    *p = d->next;
+    if (sl->tail == d) sl->tail = prev;
+    free(d);
 }
 
 static sc_deposit *deposit_get(sc_slot *sl)
@@ -580,35 +624,52 @@ static double sampled_sqnorm(const void *buf, long count, sc_dkind dk)
 int sc_engine_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, int exact)
 {
     sc_slot *sl = &e->slots[slot];
+    const void *mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     double t_in = sc_now();
     if (slot == 0) step_boundary(e, t_in);
-    pthread_mutex_lock(&e->mu);
-    sc_deposit *d = deposit_get(sl);
-    int failed = e->error || e->stopped;
-    if (!d || failed) {
-        if (d) {
-            d->next = sl->spare;
-            sl->spare = d;
-        }
-        pthread_mutex_unlock(&e->mu);
-        return failed ? (e->error ? e->error : MPI_ERR_OTHER) : MPI_ERR_NO_MEM;
-    }
-    pthread_mutex_unlock(&e->mu);
-    memcpy(d->buf, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, sl->bytes);
-    e->step_gsq += sampled_sqnorm(d->buf, sl->count, sl->dk);
+    e->step_gsq += sampled_sqnorm(mine, sl->count, sl->dk);
     e->step_bytes += (double)sl->bytes;
 
     pthread_mutex_lock(&e->mu);
-    d->idx = sl->calls++;
-    d->upto = d->idx + 1;
-    d->sent = 0;
+    if (e->error || e->stopped) {
+        int rc = e->error ? e->error : MPI_ERR_OTHER;
+        pthread_mutex_unlock(&e->mu);
+        return rc;
+    }
     exact = exact || sl->flush_next || sc_exact_mode(e->mode);
     sl->flush_next = 0;
-    long need = d->idx + 1;
     /* Decided now and announced: a call that finds missed rounds returns
      * them at once; otherwise it waits for the round holding its buffer. */
     int waits = exact || sl->inbox_rounds == 0;
+    /* A waiting caller's buffers stay put until it returns, so its deposit
+     * is borrowed and results land in its receive buffer; a caller that
+     * returns at once leaves a copy. */
+    int borrow = waits && sl->inbox_rounds == 0;
+    int to_target = borrow && e->my_parent < 0;   /* a child's results arrive through its inbox */
+    sc_deposit *d = borrow ? calloc(1, sizeof *d) : deposit_get(sl);
+    if (!d) {
+        pthread_mutex_unlock(&e->mu);
+        return MPI_ERR_NO_MEM;
+    }
+    if (borrow) {
+        d->borrowed = 1;
+        d->buf = (void *)mine;
+        if (to_target) {
+            sl->target = recvbuf;
+            sl->target_filled = 0;
+            sl->target_alias = mine == recvbuf ? mine : NULL;
+        }
+    } else {
+        pthread_mutex_unlock(&e->mu);
+        memcpy(d->buf, mine, sl->bytes);
+        pthread_mutex_lock(&e->mu);
+    }
+    d->idx = sl->calls++;
+    d->upto = d->idx + 1;
+    d->sent = 0;
+    long need = d->idx + 1;
     d->flags = (exact ? NOTE_FLUSH : 0) | (waits ? NOTE_WAITS : 0);
+    long flags = d->flags;
     if (sl->tail) sl->tail->next = d;
     else sl->head = d;
     sl->tail = d;
@@ -618,9 +679,8 @@ int sc_engine_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, i
 
     int rc = MPI_SUCCESS;
     if (direct) {
-        long note[NOTE_LEN] = {NOTE_DEPOSIT, slot, need, d->flags, -1};
+        long note[NOTE_LEN] = {NOTE_DEPOSIT, slot, need, flags, -1};
         rc = PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
-        if (rc != MPI_SUCCESS) return rc;
     }
 
     pthread_mutex_lock(&e->mu);
@@ -635,7 +695,11 @@ int sc_engine_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, i
             pthread_mutex_lock(&e->mu);
         }
         e->main_waiting++;
-        while (sl->included_self < need && !e->stopped && !e->error) pthread_cond_wait(&e->cv_main, &e->mu);
+        /* A borrowed deposit must be out of the engine's hands before the
+         * caller gets its buffers back, even on an error. */
+        while ((sl->included_self < need || (borrow && deposit_pending(sl, d))) && !e->stopped &&
+               !(e->error && !(borrow && deposit_pending(sl, d))))
+            pthread_cond_wait(&e->cv_main, &e->mu);
         e->main_waiting--;
         e->waiting_slot = -1;
         e->stats.wait_s += sc_now() - t0;
@@ -645,10 +709,23 @@ int sc_engine_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, i
             pthread_mutex_lock(&e->mu);
         }
     }
-    rc = e->error ? e->error : (sl->included_self < need ? MPI_ERR_OTHER : MPI_SUCCESS);
-    memcpy(recvbuf, sl->inbox, sl->bytes);
-    memset(sl->inbox, 0, sl->bytes);
+    if (rc == MPI_SUCCESS) rc = e->error ? e->error : (sl->included_self < need ? MPI_ERR_OTHER : MPI_SUCCESS);
+    if (borrow && deposit_pending(sl, d)) unlink_deposit(sl, d);   /* engine stopped: take it back */
+    /* The result: what landed in the caller's buffer, plus any round that
+     * went to the inbox (one already under way when the caller came). */
+    if (sl->target && sl->target_filled) {
+        if (sl->inbox_rounds > 0) {
+            sc_sum_into(recvbuf, sl->inbox, (size_t)sl->count, sl->dk);
+            memset(sl->inbox, 0, sl->bytes);
+        }
+    } else {
+        memcpy(recvbuf, sl->inbox, sl->bytes);
+        memset(sl->inbox, 0, sl->bytes);
+    }
     sl->inbox_rounds = 0;
+    sl->target = NULL;
+    sl->target_filled = 0;
+    sl->target_alias = NULL;
     if (e->my_parent >= 0) e->stats.child_rounds++;
     pthread_mutex_unlock(&e->mu);
     e->step_ssq += sampled_sqnorm(recvbuf, sl->count, sl->dk);

@@ -169,6 +169,15 @@ int sc_groups_ring(sc_engine *e, MPI_Comm *ring)
     return MPI_SUCCESS;
 }
 
+int sc_groups_children_hold(const sc_engine *e, int s, const long *incl)
+{
+    for (int r = 0; r < e->n; r++) {
+        const sc_child *c = &e->children[r];
+        if (c->active && c->held && c->held[s] && c->held[s]->upto <= incl[r]) return 1;
+    }
+    return 0;
+}
+
 long sc_groups_take_children(sc_engine *e, int s, const long *incl)
 {
     long n = 0;
@@ -304,8 +313,12 @@ static int receive_results(sc_engine *e)
             sc_deposit *d = sl->head;
             sl->head = d->next;
             if (!sl->head) sl->tail = NULL;
-            d->next = sl->spare;
-            sl->spare = d;
+            if (d->borrowed) {   /* the caller's own buffer: nothing to keep */
+                free(d);
+            } else {
+                d->next = sl->spare;
+                sl->spare = d;
+            }
         }
         e->mode = (sc_mode)h[CR_MODE];
         e->k = (int)h[CR_K];

@@ -18,7 +18,7 @@ enum { NOTE_FLUSH = 1, NOTE_WAITS = 2 };          /* deposit flags */
 enum { NOTE_LEN = 5 };                            /* kind, slot, count, flags, for-rank (-1: sender) */
 enum { ROUND_RUN = 1, ROUND_STOP = 2, ROUND_TOPO = 3 };
 /* Round message: header, then incl[n] (RUN) or parent[n] (TOPO). */
-enum { RH_KIND, RH_SLOT, RH_MODE, RH_K, RH_EPOCH, RH_LEN };
+enum { RH_KIND, RH_SLOT, RH_MODE, RH_K, RH_EPOCH, RH_FRESH, RH_LEN };
 /* child -> parent deposit header; parent -> child result header */
 enum { CD_SLOT, CD_COUNT, CD_FLAGS, CD_EPOCH, CD_LEN };
 enum { CR_SLOT, CR_INCL, CR_MODE, CR_K, CR_LEN };
@@ -27,6 +27,7 @@ typedef struct sc_deposit {
     long idx;                  /* this rank's call number on the slot (first of the range) */
     long upto;                 /* deposits idx..upto-1 summed here (held child entries) */
     int sent;                  /* child: already sent to the parent in this epoch */
+    int borrowed;              /* buf is the caller's send buffer (the caller waits): not ours to keep */
     long flags;                /* NOTE_FLUSH, NOTE_WAITS of the (last) deposit */
     int from, slot;            /* held early: the child and slot it came from */
     long epoch;                /* held early: the topology it was sent under */
@@ -46,8 +47,13 @@ typedef struct sc_slot {
     long inbox_rounds;
     long included_self;        /* my deposits included in completed rounds */
     int flush_next;
+    /* While the application thread waits on this slot, rounds deliver
+     * straight into its receive buffer (no copy through the inbox). */
+    void *target;
+    int target_filled;
+    const void *target_alias;  /* a borrowed deposit living in target (MPI_IN_PLACE) */
     /* engine thread only */
-    void *scratch;             /* count + 1 elements: the round buffer and its fresh count */
+    void *scratch;             /* the round buffer */
     sc_track track;            /* coordinator only */
 } sc_slot;
 
@@ -129,6 +135,8 @@ void sc_groups_free(sc_engine *e);
 int sc_groups_apply(sc_engine *e, const long *parent, long epoch);
 /* The communicator a round runs on, built among the members when needed. */
 int sc_groups_ring(sc_engine *e, MPI_Comm *ring);
+/* Parent: does the round include deposits held for children? */
+int sc_groups_children_hold(const sc_engine *e, int s, const long *incl);
 /* Parent: fold held child deposits into the round buffer; returns how many. */
 long sc_groups_take_children(sc_engine *e, int s, const long *incl);
 /* Parent: a round result owed to the children. */
