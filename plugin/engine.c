@@ -44,6 +44,15 @@ static void engine_nap(sc_engine *e, double s)
     pthread_cond_timedwait(&e->cv_engine, &e->mu, &ts);
 }
 
+/* How long an idle engine may sleep before looking again.  Every member
+ * takes part in every round, even while its application thread computes,
+ * so while rounds are flowing it looks often; a quiet engine backs off. */
+static double nap_cap(const sc_engine *e, double now)
+{
+    if (e->main_waiting || now - e->last_activity < 0.05) return 100e-6;
+    return 2e-3;
+}
+
 static int quorum_k(const sc_engine *e)
 {
     double q = sc_rt.policy.quorum;
@@ -140,6 +149,7 @@ static void run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode
     e->stats.rounds++;
     e->stats.fresh_sum += (double)fresh;
     e->stats.mode_rounds[mode]++;
+    e->last_activity = sc_now();
     pthread_cond_broadcast(&e->cv_main);
     pthread_mutex_unlock(&e->mu);
 }
@@ -180,7 +190,7 @@ static int drain_notes(sc_engine *e)
         long note[NOTE_LEN];
         if (PMPI_Recv(note, NOTE_LEN, MPI_LONG, st.MPI_SOURCE, TAG_NOTE, e->ctrl, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;
         apply_note(e, st.MPI_SOURCE, note);
-        e->last_note_t = sc_now();
+        e->last_note_t = e->last_activity = sc_now();
         got = 1;
     }
     for (;;) {
@@ -354,7 +364,7 @@ static void coordinator_loop(sc_engine *e)
             pthread_mutex_unlock(&e->mu);
             goto out;
         }
-        double cap = e->main_waiting ? 200e-6 : 2e-3;
+        double cap = nap_cap(e, t);
         nap = nap * 2 > cap ? cap : nap * 2;
         double d = nap;
         if (wake > 0 && wake - t < d) d = wake - t > 0 ? wake - t : 0;
@@ -406,7 +416,7 @@ static void member_loop(sc_engine *e)
             pthread_mutex_unlock(&e->mu);
             return;
         }
-        double cap = e->main_waiting ? 200e-6 : 2e-3;
+        double cap = nap_cap(e, sc_now());
         nap = nap * 2 > cap ? cap : nap * 2;
         engine_nap(e, nap);
         pthread_mutex_unlock(&e->mu);

@@ -114,6 +114,7 @@ struct sc_engine {
     double round_period;       /* smoothed time between rounds */
     double last_note_t;        /* when the last notice arrived */
     double last_round_t;
+    double last_activity;      /* last round or notice seen by this engine thread */
     long relaxed;              /* rounds closed under quorum by a stall */
     struct sc_decider *decider;
     double step_start, step_wait;   /* application thread: this step's start and time inside */
