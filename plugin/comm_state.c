@@ -46,6 +46,8 @@ static void keep_leftover(void *ctx, long count, int dkind, const void *buf, siz
 void sc_comm_stop_engine(sc_comm *cs, int keep_leftovers)
 {
     if (!cs->engine) return;
+    sc_engine_announce_leave(cs->engine);
+    sc_engine_serve_while_direct(&cs->engine, 1);
     sc_engine_stats st;
     sc_engine_leave(cs->engine, &st, keep_leftovers ? keep_leftover : NULL, cs);
     cs->engine = NULL;
@@ -113,8 +115,20 @@ void sc_comm_stop_all_engines(void)
     /* Announce leaving everywhere first, then wait: waiting on one
      * communicator before leaving the next could deadlock with a rank that
      * leaves them in another order. */
+    int n = 0;
     for (sc_comm *cs = live; cs; cs = cs->next_live)
-        if (cs->engine) sc_engine_announce_leave(cs->engine);
+        if (cs->engine) {
+            sc_engine_announce_leave(cs->engine);
+            n++;
+        }
+    sc_engine **engines = calloc((size_t)(n ? n : 1), sizeof *engines);
+    if (engines) {
+        n = 0;
+        for (sc_comm *cs = live; cs; cs = cs->next_live)
+            if (cs->engine) engines[n++] = cs->engine;
+        sc_engine_serve_while_direct(engines, n);
+        free(engines);
+    }
     for (sc_comm *cs = live; cs; cs = cs->next_live) sc_comm_stop_engine(cs, 0);
 }
 

@@ -176,7 +176,12 @@ static void apply_note(sc_engine *e, int src, const long *note)
         if (e->blocked_at[who] == SC_BLOCKED_OUTSIDE) e->blocked_at[who] = -1;
     } else if (note[0] == NOTE_LEAVE && !e->gone[who]) {
         e->gone[who] = 1;
-        e->ngone++;
+        __atomic_add_fetch(&e->ngone, 1, __ATOMIC_ACQ_REL);   /* read by a departed application thread */
+        /* Direct steps cannot go on without a rank: back to rounds, which
+         * do not wait for departed ranks. */
+        pthread_mutex_lock(&e->mu);
+        if (e->direct && e->direct_cmd != CMD_STOP) e->direct_cmd = CMD_ENGINE;
+        pthread_mutex_unlock(&e->mu);
     }
 }
 
@@ -209,6 +214,7 @@ static int drain_notes(sc_engine *e)
 static int send_round(sc_engine *e, long kind, int s, sc_mode mode, int k, const long *tail, long fresh)
 {
     e->msg[RH_FRESH] = fresh;
+    e->msg[RH_DIRECT] = kind == ROUND_RUN ? e->round_direct : 0;
     e->msg[RH_KIND] = kind;
     e->msg[RH_SLOT] = s;
     e->msg[RH_MODE] = mode;
@@ -233,9 +239,34 @@ static int close_round(sc_engine *e, int s, sc_rules *rules, sc_mode mode, int k
                "such as an exact collective each step); closing rounds below the quorum to go on");
     int flushing = tr->flush_upto != 0;
     long deposits = 0;
+    memcpy(e->prev_incl, tr->included, sizeof(long) * (size_t)e->n);
     for (int r = 0; r < e->n; r++) deposits -= tr->included[r];
     int fresh = sc_round_close(tr, rules, e->incl);
     for (int r = 0; r < e->n; r++) deposits += e->incl[r];
+    /* Going direct: only from a slot-0 round that includes a waiting
+     * (exact) deposit of every rank, so every rank learns the switch before
+     * its next call and all switch at the same one. */
+    e->round_direct = 0;
+    if (s == 0 && e->pending_direct != SC_NMODES && mode == e->pending_direct) {
+        int all_wait = 1;
+        long at = 0;
+        for (int r = 0; r < e->n && all_wait; r++) {
+            /* a departed rank could not join the direct steps that follow */
+            if (e->gone[r]) {
+                all_wait = 0;
+                break;
+            }
+            all_wait = e->incl[r] > e->prev_incl[r] && tr->exact_upto[r] == e->incl[r] && e->parent[r] == -1;
+            if (e->incl[r] > at) at = e->incl[r];
+        }
+        if (all_wait) {
+            e->round_direct = at + 1;
+            e->pending_direct = SC_NMODES;
+            pthread_mutex_lock(&e->mu);
+            e->direct_at = at + 1;
+            pthread_mutex_unlock(&e->mu);
+        }
+    }
     if (!flushing && !rules->relax_quorum && !rules->excuse_blocked && !sc_exact_mode(mode) &&
         mode != SC_MODE_GROUPS && (e->stats.min_fresh < 0 || fresh < e->stats.min_fresh))
         e->stats.min_fresh = fresh;
@@ -277,6 +308,32 @@ static int change_topology(sc_engine *e, const long *parent, sc_mode mode, int k
     return sc_groups_apply(e, parent, e->epoch);
 }
 
+/* A decision of the selector.  Exact modes run direct (plain collectives
+ * by the application threads): from direct, the next step's broadcast
+ * switches between them or back to rounds; from rounds, the rounds turn
+ * exact first and go direct once every rank waits on the same one. */
+static int apply_decision(sc_engine *e, const long *parent, sc_mode mode, int k)
+{
+    pthread_mutex_lock(&e->mu);
+    int direct = e->direct;
+    if (direct && sc_exact_mode(mode)) {
+        e->direct_cmd = mode == SC_MODE_HIER ? CMD_HIER : CMD_SYNC;
+        e->mode = mode;
+        e->k = k;
+        pthread_mutex_unlock(&e->mu);
+        return MPI_SUCCESS;
+    }
+    pthread_mutex_unlock(&e->mu);
+    int rc = change_topology(e, parent, mode, k);
+    e->pending_direct = sc_exact_mode(mode) ? mode : SC_NMODES;
+    if (direct) {
+        pthread_mutex_lock(&e->mu);
+        e->direct_cmd = CMD_ENGINE;
+        pthread_mutex_unlock(&e->mu);
+    }
+    return rc;
+}
+
 static void coordinator_loop(sc_engine *e)
 {
     double nap = 20e-6;
@@ -302,7 +359,7 @@ static void coordinator_loop(sc_engine *e)
         sc_mode newmode = mode;
         int newk = k;
         if (sc_decider_decide(e->decider, newparent, &newmode, &newk)) {
-            if (change_topology(e, newparent, newmode, newk) != MPI_SUCCESS) break;
+            if (apply_decision(e, newparent, newmode, newk) != MPI_SUCCESS) break;
             mode = newmode;
             k = newk;
             progressed = 1;
@@ -401,8 +458,14 @@ static void member_loop(sc_engine *e)
                 e->k = k;
                 pthread_mutex_unlock(&e->mu);
                 if (sc_groups_apply(e, e->msg + RH_LEN, e->msg[RH_EPOCH]) != MPI_SUCCESS) return;
-            } else
+            } else {
+                if (e->msg[RH_DIRECT] > 0) {   /* before the round, so the waiting caller sees it */
+                    pthread_mutex_lock(&e->mu);
+                    e->direct_at = e->msg[RH_DIRECT];
+                    pthread_mutex_unlock(&e->mu);
+                }
                 run_round(e, (int)e->msg[RH_SLOT], e->msg + RH_LEN, e->msg[RH_FRESH], mode, k);
+            }
             progressed = 1;
         }
         progressed |= sc_groups_progress(e);
@@ -465,6 +528,7 @@ static void engine_free(sc_engine *e)
     free(e->blocked_at);
     free(e->blocked_need);
     free(e->incl);
+    free(e->prev_incl);
     free(e->msg);
     free(e->parent);
     sc_hier_free(&e->hier);
@@ -509,6 +573,10 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode, i
     e->my_parent = -1;
     e->ring_epoch = -1;
     e->waiting_slot = -1;
+    e->pending_direct = SC_NMODES;
+    /* auto starts exact, and exact runs direct */
+    e->direct = sc_exact_mode(mode);
+    e->direct_mode = mode;
     e->nslots = pat->len;
     e->slots = calloc((size_t)pat->len, sizeof(sc_slot));
     e->gone = calloc((size_t)e->n, 1);
@@ -516,8 +584,9 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode, i
     e->blocked_need = calloc((size_t)e->n, sizeof(long));
     e->parent = malloc(sizeof(int) * (size_t)e->n);
     e->incl = calloc((size_t)e->n, sizeof(long));
+    e->prev_incl = calloc((size_t)e->n, sizeof(long));
     e->msg = calloc((size_t)(RH_LEN + e->n), sizeof(long));
-    int ok = e->slots && e->gone && e->incl && e->msg && e->blocked_at && e->blocked_need && e->parent;
+    int ok = e->slots && e->gone && e->incl && e->prev_incl && e->msg && e->blocked_at && e->blocked_need && e->parent;
     for (int r = 0; ok && r < e->n; r++) e->blocked_at[r] = e->parent[r] = -1;
     for (int s = 0; ok && s < e->nslots; s++) {
         sc_slot *sl = &e->slots[s];
@@ -637,6 +706,25 @@ int sc_engine_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, i
     const void *mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     double t_in = sc_now();
     if (slot == 0) step_boundary(e, t_in);
+    pthread_mutex_lock(&e->mu);
+    if (!e->direct && slot == 0 && e->direct_at > 0 && sl->calls + 1 >= e->direct_at) {
+        e->direct = 1;   /* the rounds said: from this call on, direct */
+        e->direct_mode = e->mode;
+        e->direct_at = 0;
+    }
+    int direct = e->direct;
+    pthread_mutex_unlock(&e->mu);
+    if (direct) {
+        int back = 0;
+        int rc = sc_direct_call(e, slot, sendbuf, recvbuf, &back);
+        if (!back) {
+            e->step_ssq += sampled_sqnorm(recvbuf, sl->count, sl->dk);
+            e->step_gsq += sampled_sqnorm(mine, sl->count, sl->dk);
+            e->step_bytes += (double)sl->bytes;
+            e->step_wait += sc_now() - t_in;
+            return rc;
+        }
+    }
     e->step_gsq += sampled_sqnorm(mine, sl->count, sl->dk);
     e->step_bytes += (double)sl->bytes;
 
@@ -683,12 +771,12 @@ int sc_engine_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, i
     if (sl->tail) sl->tail->next = d;
     else sl->head = d;
     sl->tail = d;
-    int direct = e->my_parent < 0;   /* a child's deposits go through its engine to the parent */
+    int announce = e->my_parent < 0;   /* a child's deposits go through its engine to the parent */
     if (waits) e->waiting_slot = slot;
     pthread_mutex_unlock(&e->mu);
 
     int rc = MPI_SUCCESS;
-    if (direct) {
+    if (announce) {
         long note[NOTE_LEN] = {NOTE_DEPOSIT, slot, need, flags, -1};
         rc = PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
     }
@@ -753,7 +841,7 @@ void sc_engine_flush_next(sc_engine *e)
 sc_mode sc_engine_mode(sc_engine *e)
 {
     pthread_mutex_lock(&e->mu);
-    sc_mode m = e->mode;
+    sc_mode m = e->direct ? e->direct_mode : e->mode;
     pthread_mutex_unlock(&e->mu);
     return m;
 }

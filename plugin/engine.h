@@ -59,6 +59,12 @@ extern sc_away_fn sc_engine_away_hook;
 /* Say this rank leaves, without waiting (sc_engine_leave then waits). */
 void sc_engine_announce_leave(sc_engine *e);
 
+/* After announcing they leave: a rank whose engines run direct (plain
+ * collectives by the application threads) takes part in them, with nothing
+ * to add, until the rounds resume (its leave notice asks for that) or every
+ * rank has left; so the ranks still running never wait for it. */
+void sc_engine_serve_while_direct(sc_engine **engines, int n);
+
 typedef void (*sc_leftover_fn)(void *ctx, long count, int dkind, const void *buf, size_t bytes);
 /* leftover (may be NULL) receives each slot's results not yet returned. */
 void sc_engine_leave(sc_engine *e, sc_engine_stats *out, sc_leftover_fn leftover, void *ctx);

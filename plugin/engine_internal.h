@@ -17,8 +17,9 @@ enum { NOTE_DEPOSIT = 1, NOTE_LEAVE = 2, NOTE_AWAY = 3, NOTE_BACK = 4 };
 enum { NOTE_FLUSH = 1, NOTE_WAITS = 2 };          /* deposit flags */
 enum { NOTE_LEN = 5 };                            /* kind, slot, count, flags, for-rank (-1: sender) */
 enum { ROUND_RUN = 1, ROUND_STOP = 2, ROUND_TOPO = 3 };
+enum { CMD_NONE = 0, CMD_ENGINE = 1, CMD_SYNC = 2, CMD_HIER = 3, CMD_STOP = 4 };   /* direct: the per-step broadcast */
 /* Round message: header, then incl[n] (RUN) or parent[n] (TOPO). */
-enum { RH_KIND, RH_SLOT, RH_MODE, RH_K, RH_EPOCH, RH_FRESH, RH_LEN };
+enum { RH_KIND, RH_SLOT, RH_MODE, RH_K, RH_EPOCH, RH_FRESH, RH_DIRECT, RH_LEN };
 /* child -> parent deposit header; parent -> child result header */
 enum { CD_SLOT, CD_COUNT, CD_FLAGS, CD_EPOCH, CD_LEN };
 enum { CR_SLOT, CR_INCL, CR_MODE, CR_K, CR_LEN };
@@ -86,6 +87,14 @@ struct sc_engine {
     int my_parent;             /* -1: ring member */
     int main_waiting;
     int waiting_slot;          /* slot the application thread waits on, -1 */
+    /* Direct: exact modes run as plain collectives by the application
+     * threads (no rounds), all ranks switching at the same call; see
+     * engine.c, "direct". */
+    int direct;                /* the application threads reduce directly */
+    sc_mode direct_mode;       /* SC_MODE_SYNC or SC_MODE_HIER */
+    long direct_at;            /* slot-0 deposit count from which to go direct (0: none) */
+    long direct_cmd;           /* coordinator: what its application thread broadcasts next step */
+    sc_mode pending_direct;    /* coordinator: exact mode to go direct in, or SC_NMODES */
     int stopped;               /* engine thread finished */
     int error;                 /* first MPI error seen by the engine thread */
     int quit;                  /* start-up failed elsewhere: stop at once */
@@ -110,6 +119,8 @@ struct sc_engine {
     long *blocked_need;        /* the deposit count that rank waits for */
     int ngone;
     long *incl;                /* scratch for round messages */
+    long *prev_incl;
+    long round_direct;         /* the RH_DIRECT of the round being sent */
     long *msg;
     double round_period;       /* smoothed time between rounds */
     double last_note_t;        /* when the last notice arrived */
@@ -148,6 +159,9 @@ int sc_groups_progress(sc_engine *e);
 int sc_groups_forward(sc_engine *e);
 /* At stop: cancel what is still in flight. */
 void sc_groups_cancel(sc_engine *e);
+
+/* engine_direct.c */
+int sc_direct_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, int *back_to_rounds);
 
 /* engine_decide.c: the coordinator's membership and mode decisions */
 struct sc_decider *sc_decider_new(sc_engine *e, int comm_id);

@@ -9,8 +9,9 @@ int sc_track_init(sc_track *t, int n)
     t->announced = calloc((size_t)n, sizeof(long));
     t->included = calloc((size_t)n, sizeof(long));
     t->absent = calloc((size_t)n, sizeof(int));
+    t->exact_upto = calloc((size_t)n, sizeof(long));
     t->quorum_since = -1;
-    if (!t->announced || !t->included || !t->absent) {
+    if (!t->announced || !t->included || !t->absent || !t->exact_upto) {
         sc_track_free(t);
         return -1;
     }
@@ -22,7 +23,8 @@ void sc_track_free(sc_track *t)
     free(t->announced);
     free(t->included);
     free(t->absent);
-    t->announced = t->included = NULL;
+    free(t->exact_upto);
+    t->announced = t->included = t->exact_upto = NULL;
     t->absent = NULL;
 }
 
@@ -31,6 +33,7 @@ void sc_track_announce(sc_track *t, int r, long count, int flush)
     if (r < 0 || r >= t->n) return;
     if (count > t->announced[r]) t->announced[r] = count;
     if (flush && count > t->flush_upto) t->flush_upto = count;
+    if (flush && count > t->exact_upto[r]) t->exact_upto[r] = count;
 }
 
 int sc_track_has_news(const sc_track *t)

@@ -1,0 +1,111 @@
+/* Direct: the exact modes (sync, hier) as plain collectives by the
+ * application threads on the engine's data communicator, with no rounds and
+ * no engine traffic: as cheap as not having starcoll.  All ranks switch at
+ * the same call: into direct from a round every rank waits on (engine.c),
+ * and out again by the broadcast that opens every direct step, in which the
+ * coordinator's thread says what comes next. */
+#include "engine_internal.h"
+#include <stdlib.h>
+#include <string.h>
+#include "kernels.h"
+#include "runtime.h"
+
+/* The coordinator's word for the next step: its engine's decision, or, once
+ * every rank has left, stop. */
+static long next_command(sc_engine *e)
+{
+    if (e->rank != e->coord) return CMD_NONE;
+    pthread_mutex_lock(&e->mu);
+    long cmd = e->direct_cmd;
+    e->direct_cmd = CMD_NONE;
+    pthread_mutex_unlock(&e->mu);
+    if (__atomic_load_n(&e->ngone, __ATOMIC_ACQUIRE) == e->n) cmd = CMD_STOP;
+    return cmd;
+}
+
+/* The caller learned cmd from the step's broadcast. */
+static void obey(sc_engine *e, long cmd, int *back_to_rounds)
+{
+    *back_to_rounds = 0;
+    if (cmd == CMD_ENGINE) {
+        pthread_mutex_lock(&e->mu);
+        e->direct = 0;
+        pthread_mutex_unlock(&e->mu);
+        *back_to_rounds = 1;
+    } else if (cmd == CMD_SYNC) {
+        e->direct_mode = SC_MODE_SYNC;
+    } else if (cmd == CMD_HIER) {
+        e->direct_mode = SC_MODE_HIER;
+    }
+}
+
+int sc_direct_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, int *back_to_rounds)
+{
+    sc_slot *sl = &e->slots[slot];
+    *back_to_rounds = 0;
+    /* blocked here, this rank cannot deposit on other communicators */
+    if (sc_engine_away_hook) sc_engine_away_hook(e, 1);
+    int rc = MPI_SUCCESS;
+    if (slot == 0) {
+        long cmd = next_command(e);
+        rc = PMPI_Bcast(&cmd, 1, MPI_LONG, e->coord, e->ctrl);
+        if (rc == MPI_SUCCESS) obey(e, cmd, back_to_rounds);
+    }
+    if (rc == MPI_SUCCESS && !*back_to_rounds)
+        rc = e->direct_mode == SC_MODE_HIER
+                 ? sc_hier_allreduce(&e->hier, e->data, sc_rt.policy.group_size, sendbuf, recvbuf, (int)sl->count, sl->dt)
+                 : PMPI_Allreduce(sendbuf, recvbuf, (int)sl->count, sl->dt, MPI_SUM, e->data);
+    if (sc_engine_away_hook) sc_engine_away_hook(e, 0);
+    if (*back_to_rounds) return MPI_SUCCESS;
+    pthread_mutex_lock(&e->mu);
+    if (sl->inbox_rounds > 0 && rc == MPI_SUCCESS) {   /* a round left from before going direct */
+        sc_sum_into(recvbuf, sl->inbox, (size_t)sl->count, sl->dk);
+        memset(sl->inbox, 0, sl->bytes);
+        sl->inbox_rounds = 0;
+    }
+    pthread_mutex_unlock(&e->mu);
+    return rc;
+}
+
+/* A departing rank's part in one engine's direct steps: the broadcast, then
+ * an all-reduce of zeros per slot (blocking ones: nonblocking collectives
+ * would not match the running ranks' blocking ones).  Its leave notice has
+ * asked the coordinator to go back to rounds, where departed ranks are not
+ * waited for, so this lasts one step at most. */
+static void serve_one(sc_engine *e)
+{
+    void *zeros = calloc(1, e->max_bytes), *sink = malloc(e->max_bytes);
+    if (!zeros || !sink) {
+        sc_say(SC_SAY_ERROR, 1, "starcoll: out of memory serving the direct steps while leaving; the others may wait");
+        free(zeros);
+        free(sink);
+        return;
+    }
+    for (;;) {
+        long cmd = next_command(e);
+        int back = 0;
+        if (PMPI_Bcast(&cmd, 1, MPI_LONG, e->coord, e->ctrl) != MPI_SUCCESS || cmd == CMD_STOP) break;
+        obey(e, cmd, &back);
+        if (back) break;   /* rounds again: the engine thread takes part for this rank */
+        int rc = MPI_SUCCESS;
+        for (int s = 0; s < e->nslots && rc == MPI_SUCCESS; s++) {
+            sc_slot *sl = &e->slots[s];
+            rc = e->direct_mode == SC_MODE_HIER
+                     ? sc_hier_allreduce(&e->hier, e->data, sc_rt.policy.group_size, zeros, sink, (int)sl->count, sl->dt)
+                     : PMPI_Allreduce(zeros, sink, (int)sl->count, sl->dt, MPI_SUM, e->data);
+        }
+        if (rc != MPI_SUCCESS) break;
+    }
+    free(zeros);
+    free(sink);
+}
+
+void sc_engine_serve_while_direct(sc_engine **engines, int n)
+{
+    for (int i = 0; i < n; i++) {
+        pthread_mutex_lock(&engines[i]->mu);
+        int direct = engines[i]->direct;
+        pthread_mutex_unlock(&engines[i]->mu);
+        if (direct) serve_one(engines[i]);
+    }
+}
