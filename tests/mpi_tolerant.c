@@ -10,8 +10,11 @@
  * made once ranks have left.
  *
  * usage: mpi_tolerant [--pattern none|persistent|jitter|burst|onset|sleep3]
- *          [--steps N] [--compute-ms MS] [--swap] [--ragged DIR] [--two-comms]
- *          [--in-place] [--stray] [--double] */
+ *          [--steps N] [--compute-ms MS] [--spin-ms MS] [--onset-end STEP]
+ *          [--swap] [--ragged DIR] [--two-comms] [--in-place] [--stray] [--double]
+ * --spin-ms adds MS of CPU work per step (measured on the thread's CPU clock,
+ * so a rank starved of CPU takes longer to do it, as real compute would);
+ * --onset-end ends the onset pattern's slowdown at STEP. */
 #include <math.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -24,7 +27,8 @@
 static const int slot_count[NSLOTS] = {65536, 32768, 65536};   /* 256 KiB, 128 KiB, 256 KiB as floats */
 
 static int rank, size, steps = 40, use_double = 0, in_place = 0, swap = 0, two_comms = 0, stray = 0;
-static double compute_ms = 8;
+static double compute_ms = 8, spin_ms = 0;
+static int onset_end = -1;   /* onset pattern: first step back at normal speed; -1 never */
 static const char *pattern = "none", *ragged_dir = NULL;
 
 static void sleep_ms(double ms)
@@ -54,9 +58,28 @@ static double step_ms(int step)
         return base * exp(0.5 * z);
     }
     if (strcmp(pattern, "burst") == 0) return (step / 5) % size == rank ? 4 * base : base;
-    if (strcmp(pattern, "onset") == 0) return (rank == 1 && step >= steps / 2) ? 2 * base : base;
+    if (strcmp(pattern, "onset") == 0)
+        return (rank == 1 && step >= steps / 2 && (onset_end < 0 || step < onset_end)) ? 2 * base : base;
     if (strcmp(pattern, "sleep3") == 0) return (rank == 2 && step == steps / 3) ? 3000 : base;
     return base;
+}
+
+static double thread_cpu_ms(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return -1;
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Burns ms of this thread's CPU time; the wall time it takes grows with
+ * contention or a CPU quota. */
+static void spin_cpu_ms(double ms)
+{
+    double start = thread_cpu_ms();
+    if (ms <= 0 || start < 0) return;
+    volatile uint64_t sink = 0;
+    for (uint64_t i = 0; thread_cpu_ms() - start < ms; i++) sink += mix(i);
+    (void)sink;
 }
 
 typedef struct {
@@ -191,6 +214,8 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--pattern") && i + 1 < argc) pattern = argv[++i];
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--compute-ms") && i + 1 < argc) compute_ms = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--spin-ms") && i + 1 < argc) spin_ms = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--onset-end") && i + 1 < argc) onset_end = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--ragged") && i + 1 < argc) ragged_dir = argv[++i];
         else if (!strcmp(argv[i], "--swap")) swap = 1;
         else if (!strcmp(argv[i], "--two-comms")) two_comms = 1;
@@ -216,6 +241,7 @@ int main(int argc, char **argv)
         if (swap && step == steps / 3) MPI_Pcontrol(0);        /* exact from here ... */
         if (swap && step == 2 * steps / 3) MPI_Pcontrol(1);    /* ... and tolerant again */
         sleep_ms(step_ms(step));
+        spin_cpu_ms(spin_ms);
         one_step(&world, step);
         if (two_comms) one_step(&half, step);
     }
