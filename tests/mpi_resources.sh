@@ -1,0 +1,290 @@
+#!/bin/bash
+# The auto selector against real resources (issue 5, "Tests", mpirun):
+#   cpu      one rank starved of CPU by a cgroup quota is found, classed
+#            cpu and made a child (a groups decision);
+#   network  one rank in a network namespace behind a tbf-shaped veth
+#            (ranks on btl tcp,self) is found and classed network;
+#   onset    a straggler that appears mid-run and later goes away: the
+#            mode changes, then changes back;
+# and in each, mpi_tolerant's own checks (nothing lost or doubled, replicas
+# equal after a flush).  cpu and network need root, a cgroup cpu controller,
+# ip and tc; without them each says "skip - why".  Namespaces, veths,
+# cgroups and the jobs' processes are removed on every exit.
+#
+# Environment: RES_TESTS (which of "cpu network onset" to run, default all),
+# RES_CPU_QUOTA (percent of one CPU left to the starved rank, default 5),
+# RES_LINK_RATE (tc rate, default 100mbit), and mpi_testlib.sh's.
+. "$(dirname "$0")/mpi_testlib.sh"
+. "$(dirname "$0")/decisions_lib.sh"
+sc_need_library || finish
+prog="$top_builddir/tests/mpi_tolerant"
+sc_need_program "$prog" || finish
+prog=$(cd "$(dirname "$prog")" && pwd)/$(basename "$prog")
+
+cpu_quota=${RES_CPU_QUOTA:-5}
+link_rate=${RES_LINK_RATE:-100mbit}
+case $cpu_quota in ''|*[!0-9]*) cpu_quota=5 ;; esac
+[ "$cpu_quota" -ge 1 ] && [ "$cpu_quota" -le 100 ] || cpu_quota=5
+
+# ---- what is set up, and its removal on every exit ---------------------------
+res_id="scres$$"
+res_why=""
+cgroup_dir=""
+netns=""
+veth_host=""
+res_cleanup() {
+    local pid
+    if [ -n "$cgroup_dir" ] && [ -d "$cgroup_dir" ]; then
+        # Ranks left behind by a killed job: only ours are in this cgroup.
+        while read -r pid; do kill -9 "$pid" 2>/dev/null; done <"$cgroup_dir/cgroup.procs" 2>/dev/null
+        for _ in 1 2 3 4 5; do rmdir "$cgroup_dir" 2>/dev/null && break; sleep 0.2; done
+        [ -d "$cgroup_dir" ] && echo "warning: could not remove $cgroup_dir"
+    fi
+    cgroup_dir=""
+    if [ -n "$netns" ]; then
+        for pid in $(ip netns pids "$netns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
+        ip netns del "$netns" 2>/dev/null
+    fi
+    [ -n "$veth_host" ] && ip link del "$veth_host" 2>/dev/null
+    netns="" veth_host=""
+    return 0
+}
+trap 'res_cleanup; [ "${SC_KEEP_WORK:-0}" = 1 ] || rm -rf "$SC_WORK"' EXIT
+trap 'echo "interrupted"; exit 130' INT TERM
+
+# The rank wrapper: the last rank joins the cgroup or enters the namespace,
+# then becomes the program; every other rank runs the program as is.
+wrapper="$SC_WORK/rank_wrapper.sh"
+cat >"$wrapper" <<'EOF'
+#!/bin/sh
+rank=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-0}}
+[ "$rank" = "$RES_SLOW_RANK" ] || exec "$@"
+if [ -n "$RES_CGROUP" ]; then
+    echo $$ >"$RES_CGROUP/cgroup.procs" || { echo "rank_wrapper: cannot join $RES_CGROUP" >&2; exit 3; }
+    exec "$@"
+fi
+[ -n "$RES_NETNS" ] && exec ip netns exec "$RES_NETNS" "$@"
+exec "$@"
+EOF
+chmod +x "$wrapper"
+
+# res_named_as DECISIONS RANK: how the decisions name RANK, for a message.
+res_named_as() {
+    local named
+    named=$(grep -oE "rank $2 [0-9.]+x [a-z]+( persistent)?" <<<"$1" | sort -u | paste -sd, -)
+    if [ -n "$named" ]; then echo "it is named as: $named"; else echo "it is not named at all"; fi
+}
+
+# res_program_checks NAME RC: mpi_tolerant's own checks, and a report written.
+res_program_checks() {
+    sc_adopt "$1" "$2" "$1"
+    if [ ! -s "$SC_WORK/$1.report" ]; then
+        fail "$1: no starcoll report written (STARCOLL_REPORT=$SC_WORK/$1.report)"
+        return 1
+    fi
+}
+
+# ---- cpu: one rank under a CPU quota -------------------------------------------
+# Sets cgroup_dir and returns 0, or sets res_why and returns 1.
+setup_cpu_quota() {
+    local period=20000 quota=$((20000 * cpu_quota / 100)) file value
+    [ "$quota" -ge 1000 ] || quota=1000   # the kernel's smallest quota is 1 ms
+    if [ -w /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
+        cgroup_dir=/sys/fs/cgroup/cpu/$res_id
+        file=cpu.cfs_quota_us value=$quota
+    elif [ -f /sys/fs/cgroup/cgroup.subtree_control ] && grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control; then
+        cgroup_dir=/sys/fs/cgroup/$res_id
+        file=cpu.max value="$quota $period"
+    else
+        res_why="no writable cgroup cpu controller (v1 /sys/fs/cgroup/cpu, or v2 with cpu in cgroup.subtree_control)"
+        return 1
+    fi
+    if ! mkdir "$cgroup_dir" 2>/dev/null; then
+        res_why="cannot create the cgroup $cgroup_dir"
+        cgroup_dir=""
+        return 1
+    fi
+    if [ "$file" = cpu.cfs_quota_us ] && ! echo $period >"$cgroup_dir/cpu.cfs_period_us" 2>/dev/null; then
+        res_why="cannot set cpu.cfs_period_us in $cgroup_dir"
+        return 1
+    fi
+    if ! echo "$value" >"$cgroup_dir/$file" 2>/dev/null; then
+        res_why="cannot set $file in $cgroup_dir"
+        return 1
+    fi
+}
+
+test_cpu() {
+    local np=4 slow=3 name=cpu rc
+    if [ "$(id -u)" != 0 ]; then skip "cpu: needs root (a cgroup cpu quota on one rank)"; return; fi
+    if ! setup_cpu_quota; then res_cleanup; skip "cpu: $res_why"; return; fi
+    # Compute is a 20 ms sleep plus 5 ms of CPU work, so the quota stretches
+    # the work as it would a starved rank's real compute; 4 ranks keep the
+    # other ranks' CPUs from being the bottleneck on a small machine.
+    SC_RUN_TIMEOUT=90 sc_job "$name" "$np" -x STARCOLL_MODE=auto -x "STARCOLL_TRACE=$SC_WORK/$name.trace" \
+        -x "RES_SLOW_RANK=$slow" -x "RES_CGROUP=$cgroup_dir" -x RES_NETNS= \
+        "$wrapper" "$prog" --pattern none --steps 80 --compute-ms 20 --spin-ms 5
+    rc=$?
+    local throttled
+    throttled=$(sed -n 's/^throttled_time //p' "$cgroup_dir/cpu.stat" 2>/dev/null)
+    res_cleanup
+    res_program_checks "$name" "$rc" || return
+    local how="rank $slow under a quota of ${cpu_quota}% of one CPU${throttled:+, throttled $(awk -v t="$throttled" 'BEGIN { printf "%.1f", t / 1e9 }') s}"
+    local decisions
+    decisions=$(res_decisions "$SC_WORK/$name.report")
+    if grep -qE "rank $slow [0-9.]+x cpu" <<<"$decisions"; then
+        ok "cpu: the decisions name rank $slow a straggler of cause cpu ($how)"
+    else
+        local named
+        named=$(res_named_as "$decisions" "$slow")
+        fail "cpu: no decision names rank $slow of cause cpu ($how); $named"
+        res_show_decisions "$SC_WORK/$name.report"
+        res_trace_rank_means "$SC_WORK/$name.trace" "$np"
+    fi
+    local groups
+    groups=$(sc_totals "$name" groups)
+    # The children are named in the decision's reason (before the signals).
+    if grep -E "^[0-9]+ groups [0-9]+ [1-9][0-9]* \| " <<<"$decisions" | awk -F' [|] ' '{ print $2 }' |
+        grep -qE "rank $slow [0-9.]+x"; then
+        if [ "${groups:-0}" -gt 0 ]; then
+            ok "cpu: rank $slow made a child (a groups decision with children), $groups calls ran in groups"
+        else
+            fail "cpu: a groups decision made rank $slow a child, but no call ran in groups (totals groups=${groups:-?})"
+        fi
+    else
+        fail "cpu: rank $slow was never made a child (no groups decision with it among the children; totals groups=${groups:-?})"
+        if grep -qE "rank $slow [0-9.]+x cpu" <<<"$decisions"; then   # else shown above
+            res_show_decisions "$SC_WORK/$name.report"
+            res_trace_rank_means "$SC_WORK/$name.trace" "$np"
+        fi
+    fi
+}
+
+# ---- network: one rank behind a slow veth ---------------------------------------
+net_prefix=10.219.$(( $$ % 200 + 20 ))
+# Sets netns and veth_host and returns 0, or sets res_why and returns 1.
+setup_slow_link() {
+    if ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
+        res_why="needs ip and tc (apt-get install iproute2)"
+        return 1
+    fi
+    netns=$res_id veth_host="${res_id}h"
+    local out
+    if ! out=$( { ip netns add "$netns" &&
+                  ip link add "$veth_host" type veth peer name "${res_id}n" &&
+                  ip link set "${res_id}n" netns "$netns" &&
+                  ip addr add "$net_prefix.1/24" dev "$veth_host" &&
+                  ip link set "$veth_host" up &&
+                  ip netns exec "$netns" ip addr add "$net_prefix.2/24" dev "${res_id}n" &&
+                  ip netns exec "$netns" ip link set "${res_id}n" up &&
+                  ip netns exec "$netns" ip link set lo up &&
+                  tc qdisc add dev "$veth_host" root tbf rate "$link_rate" burst 32kbit latency 400ms &&
+                  ip netns exec "$netns" tc qdisc add dev "${res_id}n" root tbf rate "$link_rate" burst 32kbit latency 400ms
+                } 2>&1 ); then
+        res_why="cannot build the namespace and its shaped veth: $(tail -n 1 <<<"$out")"
+        return 1
+    fi
+}
+
+test_network() {
+    local np=8 slow=7 name=network rc
+    if [ "$(id -u)" != 0 ]; then skip "network: needs root (a network namespace, a veth and tc)"; return; fi
+    if ! setup_slow_link; then res_cleanup; skip "network: $res_why"; return; fi
+    # Every rank on TCP over the veth's subnet; the namespaced rank reaches
+    # the launcher's PMIx server over the veth (mpi_env.sh's flags would
+    # name the btl a second time, which mpirun refuses).
+    # shellcheck disable=SC2054  # the commas are in the btl list
+    local flags=(--oversubscribe --bind-to none --allow-run-as-root --mca btl self,tcp
+                 --mca btl_tcp_if_include "$net_prefix.0/24" --mca oob_tcp_if_include "$veth_host")
+    local envs=(-x LD_PRELOAD="$SC_LIB" -x STARCOLL_MODE=auto -x "STARCOLL_REPORT=$SC_WORK/$name.report"
+                -x "STARCOLL_TRACE=$SC_WORK/$name.trace" -x "RES_SLOW_RANK=$slow" -x RES_CGROUP= -x "RES_NETNS=$netns")
+    PMIX_MCA_ptl_tcp_remote_connections=1 PMIX_MCA_ptl_tcp_if_include="$veth_host" \
+        timeout -k 10 90 "$MPIRUN" "${flags[@]}" -np "$np" "${envs[@]}" \
+        "$wrapper" "$prog" --pattern none --steps 40 --compute-ms 20 \
+        >"$SC_WORK/$name.out" 2>"$SC_WORK/$name.err"
+    rc=$?
+    res_cleanup
+    res_program_checks "$name" "$rc" || return
+    local decisions
+    decisions=$(res_decisions "$SC_WORK/$name.report")
+    if grep -qE "rank $slow [0-9.]+x network" <<<"$decisions"; then
+        ok "network: the decisions name rank $slow a straggler of cause network (veth at $link_rate)"
+    else
+        local named others
+        named=$(res_named_as "$decisions" "$slow")
+        others=$(grep -oE "rank [0-9]+ [0-9.]+x network" <<<"$decisions" | grep -vE "^rank $slow " | sort -u | paste -sd, -)
+        fail "network: no decision names rank $slow (behind the $link_rate veth) of cause network; $named${others:+; classed network instead: $others}"
+        res_show_decisions "$SC_WORK/$name.report"
+        res_trace_rank_means "$SC_WORK/$name.trace" "$np"
+    fi
+}
+
+# ---- onset: a straggler that comes and goes ---------------------------------------
+# onset_attempt NAME: one run and its checks; returns 2, having checked only
+# conservation, when the mode was not sync at the onset (decisions before it
+# had already changed it: false alarms on a noisy machine), so the run could
+# not show a change and a change back.
+onset_attempt() {
+    local name=$1 np=8 steps=200 start=100 end=130 rc
+    # Rank 1 computes 2x from step 100 (mpi_tolerant --pattern onset starts at
+    # half the steps) to step 129; the 70 steps after the end leave the
+    # selector its two decisions of agreement (hysteresis, one an epoch of 20
+    # steps later) before a change back.
+    SC_RUN_TIMEOUT=90 sc_job "$name" "$np" -x STARCOLL_MODE=auto -x "STARCOLL_TRACE=$SC_WORK/$name.trace" \
+        "$prog" --pattern onset --steps "$steps" --onset-end "$end" --compute-ms 30
+    rc=$?
+    res_program_checks "$name" "$rc" || return 1
+    local o e
+    read -r o e <<<"$(res_onset_end "$SC_WORK/$name.trace.1")"
+    if [ "$o" -lt 0 ] || [ "$e" -lt 0 ]; then
+        fail "$name: rank 1's trace does not show its slowdown coming and going (onset row $o, end row $e)"
+        return 1
+    fi
+    local decisions m0 early d1 m1 d2 shift=$((start - o))
+    decisions=$(res_decisions "$SC_WORK/$name.report")
+    read -r m0 early d1 m1 d2 <<<"$(res_mode_changes "$decisions" "$o" "$e")"
+    if [ "$m0" != sync ]; then
+        echo "note - $name: auto was already in $m0 when rank 1 slowed down (coordinator step $o), after $early mode change(s) before it:"
+        res_show_decisions "$SC_WORK/$name.report"
+        return 2
+    fi
+    local where="slow in application steps $start..$((end - 1)) = coordinator steps $o..$((e - 1)): the engine counts from pattern learning's end, $shift steps in"
+    if [ "$d1" -ge 0 ]; then
+        ok "$name: the mode changed from $m0 to $m1 at coordinator step $d1, $((d1 - o)) steps after the onset ($where)"
+    else
+        fail "$name: no decision changed the mode ($m0) while rank 1 was slow ($where)"
+        res_show_decisions "$SC_WORK/$name.report"
+        return 1
+    fi
+    if [ "$d2" -ge 0 ]; then
+        ok "$name: the mode changed back to $m0 at coordinator step $d2, $((d2 - e)) steps after the straggler went away"
+    else
+        local last_step
+        last_step=$(res_trace_column "$SC_WORK/$name.trace.0" compute_s | tail -n 1 | cut -d' ' -f1)
+        fail "$name: the mode did not change back to $m0 in the $((last_step - e)) steps after the straggler went away (step $e)"
+        res_show_decisions "$SC_WORK/$name.report"
+    fi
+}
+
+# One more run when false alarms before the onset left nothing to observe.
+test_onset() {
+    onset_attempt onset
+    [ $? -eq 2 ] || return
+    onset_attempt onset-again
+    [ $? -eq 2 ] || return
+    fail "onset: in both runs auto had left sync before the straggler appeared (false alarms); the decisions are above"
+}
+
+if ! sc_preloading; then
+    skip "cpu, network, onset: SC_NO_PRELOAD=1, and these checks read the library's decisions"
+    finish
+fi
+for t in ${RES_TESTS:-cpu network onset}; do
+    case $t in
+        cpu) test_cpu ;;
+        network) test_network ;;
+        onset) test_onset ;;
+        *) fail "RES_TESTS: unknown test '$t' (accepted: cpu network onset)" ;;
+    esac
+done
+finish
