@@ -20,7 +20,7 @@ sc_need_library || finish
 prog="$top_builddir/tests/mpi_tolerant"
 sc_need_program "$prog" || finish
 
-np=8 steps=200 end=130 compute_ms=30
+np=8 steps=260 end=160 compute_ms=30
 echo "auto at $np ranks: mpi_tolerant --pattern onset --steps $steps --onset-end $end --compute-ms $compute_ms"
 echo "rank 1 computes 2x from application step $((steps / 2)) to $((end - 1)); steps below are the coordinator's"
 echo

@@ -225,11 +225,12 @@ test_network() {
 # had already changed it: false alarms on a noisy machine), so the run could
 # not show a change and a change back.
 onset_attempt() {
-    local name=$1 np=8 steps=200 start=100 end=130 rc
-    # Rank 1 computes 2x from step 100 (mpi_tolerant --pattern onset starts at
-    # half the steps) to step 129; the 70 steps after the end leave the
-    # selector its two decisions of agreement (hysteresis, one an epoch of 20
-    # steps later) before a change back.
+    local name=$1 np=8 steps=260 start=130 end=160 rc
+    # Rank 1 computes 2x from step 130 (mpi_tolerant --pattern onset starts at
+    # half the steps) to step 159.  The 100 steps after the end leave room
+    # for the change back, which took 38 to 71 steps when measured here
+    # (decision_latency.sh): hysteresis wants two agreeing decisions, 20-step
+    # epochs apart, each seeing a step-time spread under 5%.
     SC_RUN_TIMEOUT=90 sc_job "$name" "$np" -x STARCOLL_MODE=auto -x "STARCOLL_TRACE=$SC_WORK/$name.trace" \
         "$prog" --pattern onset --steps "$steps" --onset-end "$end" --compute-ms 30
     rc=$?
