@@ -34,6 +34,7 @@
 #define IB_FACTOR 4.0          /* InfiniBand waits this times the peers' median ... */
 #define IB_FLOOR 1000.0        /* ... and at least this many per second */
 #define NET_BOUND_SHARE 0.2    /* transfer share of the step for the network to matter */
+#define RUNQ_COVERS 0.5        /* extra run-queue delay covering this share of the extra compute: cpu */
 
 struct cusum {
     double s;         /* statistic of the active test (onset or end) */
@@ -269,6 +270,7 @@ static void window_signals(sc_detect *d, const double *mean_feat, const double *
         st->compute_s = f[SC_F_COMPUTE_S];
         st->step_s = f[SC_F_STEP_S];
         st->runq_share = wall > 0.0 ? clamp01(f[SC_F_RUNQ_S] / wall) : 0.0;
+        st->runq_s = f[SC_F_RUNQ_S] > 0.0 ? f[SC_F_RUNQ_S] : 0.0;
         st->cpu_per_wall = wall > 0.0 ? f[SC_F_CPU_S] / wall : 0.0;
         st->nvcsw_rate = wall > 0.0 ? f[SC_F_NVCSW] / wall : 0.0;
         double speed = f[SC_F_NIC_SPEED_BPS];
@@ -289,10 +291,17 @@ static double peer_median(sc_detect *d, size_t field, const int *idx, int m, int
     return median_over(d, v, idx, m, positive_only);
 }
 
-static sc_cause cause_of(const sc_rank_status *st, double med_compute, double med_runq,
+static sc_cause cause_of(const sc_rank_status *st, double med_compute, double med_runq, double med_runq_s,
                          double med_cpw, double med_nvcsw, double med_xfer, double med_own)
 {
     int runq_high = st->runq_share >= med_runq + RUNQ_EXCESS && st->runq_share >= RUNQ_FACTOR * med_runq;
+    /* On a crowded machine every rank queues (waiting ranks yield), so the
+     * share saturates; a rank held back by a CPU quota or a busy core shows
+     * instead as extra queueing that accounts for its extra compute time
+     * (CFS throttling counts as run-queue delay). */
+    int queued_for_it = st->compute_s > med_compute &&
+                        st->runq_s - med_runq_s >= RUNQ_COVERS * (st->compute_s - med_compute);
+    runq_high = runq_high || queued_for_it;
     int starved = st->cpu_per_wall <= CPU_LOW_FACTOR * med_cpw &&
                   st->nvcsw_rate >= NVCSW_FACTOR * med_nvcsw + NVCSW_EXCESS;
     int cpu = runq_high || starved;
@@ -334,6 +343,7 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
     double med_own = peer_median(d, offsetof(sc_rank_status, own_s), idx, m, 1, v);
     double med_compute = peer_median(d, offsetof(sc_rank_status, compute_s), idx, m, 0, v);
     double med_runq = peer_median(d, offsetof(sc_rank_status, runq_share), idx, m, 0, v);
+    double med_runq_s = peer_median(d, offsetof(sc_rank_status, runq_s), idx, m, 0, v);
     double med_cpw = peer_median(d, offsetof(sc_rank_status, cpu_per_wall), idx, m, 0, v);
     double med_nvcsw = peer_median(d, offsetof(sc_rank_status, nvcsw_rate), idx, m, 0, v);
     double med_xfer = peer_median(d, offsetof(sc_rank_status, xfer_s), idx, m, 0, v);
@@ -377,7 +387,7 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
         st->slow_link = lone_link && last_step - c->net_since + 1 >= d->persist;
         st->persistent = (st->straggler && last_step - st->onset_step + 1 >= d->persist) || st->slow_link;
         if (st->straggler || lone_link)
-            st->cause = cause_of(st, med_compute, med_runq, med_cpw, med_nvcsw, med_xfer, med_own);
+            st->cause = cause_of(st, med_compute, med_runq, med_runq_s, med_cpw, med_nvcsw, med_xfer, med_own);
         else
             st->cause = SC_CAUSE_NONE;
         if (st->straggler)

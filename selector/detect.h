@@ -42,6 +42,7 @@ typedef struct sc_rank_status {
     double slowdown;   /* own step time / median over the ring's non-stragglers */
     double own_s, compute_s, xfer_s, step_s; /* window means, seconds */
     double runq_share;   /* run-queue delay per wall second */
+    double runq_s;       /* run-queue delay per step, seconds (summed over threads, not capped) */
     double cpu_per_wall; /* CPU seconds per wall second */
     double nvcsw_rate;   /* involuntary context switches per second */
     double link_util;    /* max(tx, rx) / link speed; 0 when the speed is unknown */

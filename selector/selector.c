@@ -259,7 +259,9 @@ static void build_situation(sc_selector *s)
     sc_detect_classify(s->det, s->last_step, rows, s->mean_feat, s->mean_own, s->mean_xfer, ring, &s->sum);
 
     memset(s->kth_mean, 0, (size_t)n * sizeof(double));
-    double spread = 0.0;
+    /* The spread is the median over the rows, not the mean: one hiccup of a
+     * shared machine must not keep a healthy job out of sync. */
+    double spreads[256];
     int spread_rows = 0;
     for (int r = 0; r < rows; r++) {
         double *row = s->own_rows + (size_t)r * n;
@@ -269,11 +271,11 @@ static void build_situation(sc_selector *s)
         for (int k = 0; k < n; k++)
             s->kth_mean[k] += s->scratch[k] / rows;
         double med = sc_median_sorted(s->scratch, n);
-        if (med > 0.0) {
-            spread += (s->scratch[n - 1] - med) / med;
-            spread_rows++;
-        }
+        if (med > 0.0 && spread_rows < (int)(sizeof spreads / sizeof spreads[0]))
+            spreads[spread_rows++] = (s->scratch[n - 1] - med) / med;
     }
+    sc_sort_doubles(spreads, spread_rows);
+    double spread = spread_rows ? sc_median_sorted(spreads, spread_rows) : 0.0;
     const sc_rank_status *st = sc_detect_status(s->det);
     int onset = 0;
     for (int i = 0; i < n; i++)
@@ -286,7 +288,7 @@ static void build_situation(sc_selector *s)
         .nrows = rows,
         .own_rows = s->own_rows,
         .kth_mean = s->kth_mean,
-        .spread = spread_rows ? spread / spread_rows : 0.0,
+        .spread = spread,
         .rank = st,
         .sum = &s->sum,
         .noise_scale = sc_noise_scale_value(&s->ns, (double)n),

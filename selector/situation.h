@@ -13,7 +13,7 @@ typedef struct sc_situation {
     int nrows;                     /* steps in the window (since the latest change point) */
     const double *own_rows;        /* nrows x nranks own step times, oldest first */
     const double *kth_mean;        /* [k-1]: mean over the rows of the k-th smallest own time */
-    double spread;                 /* mean over the rows of (max - median) / median own time */
+    double spread;                 /* median over the rows of (max - median) / median own time */
     const sc_rank_status *rank;    /* detection and cause per rank */
     const sc_detect_summary *sum;
     double noise_scale;            /* B_noise in per-rank batches (a prior when not measured) */

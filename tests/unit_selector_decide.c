@@ -62,6 +62,28 @@ static void test_cpu_straggler_becomes_child(void)
     driver_free(&dr);
 }
 
+/* A crowded machine: every rank queues for a CPU (waiting ranks yield), so
+ * the run-queue share is high everywhere; a rank held back by a CPU quota
+ * shows as extra queueing that accounts for its extra compute time. */
+static void test_cpu_straggler_on_crowded_machine(void)
+{
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 5) == 0);
+    dr.syn.jitter = 0.01;
+    for (int i = 0; i < 8; i++) dr.syn.rank[i].runq_share = 0.7;
+    dr.syn.rank[3].slow = 4.0;
+    dr.syn.rank[3].runq_share = 0.8;
+    driver_run(&dr, 40, 1);
+    show("cpu straggler, crowded machine", &dr);
+    const sc_rank_status *st = sc_selector_ranks(dr.sel);
+    CU_ASSERT_TRUE(st[3].straggler);
+    CU_ASSERT_EQUAL(st[3].cause, SC_CAUSE_CPU);
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_GROUPS);
+    CU_ASSERT(dr.parent[3] >= 0);
+    for (int i = 0; i < 8; i++)
+        if (i != 3) CU_ASSERT_EQUAL(st[i].cause, SC_CAUSE_NONE);
+    driver_free(&dr);
+}
+
 static void test_network_bound_gives_hier(void)
 {
     CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 3) == 0);
@@ -535,6 +557,7 @@ void register_decide_suite(void)
     CU_add_test(s, "no straggler -> sync", test_no_straggler_gives_sync);
     CU_add_test(s, "one rank 2x slow with run-queue delay -> groups, child, cause cpu",
                 test_cpu_straggler_becomes_child);
+    CU_add_test(s, "cpu straggler on a crowded machine -> cause cpu, child", test_cpu_straggler_on_crowded_machine);
     CU_add_test(s, "network-bound, nobody straggling -> hier", test_network_bound_gives_hier);
     CU_add_test(s, "lognormal jitter on all -> quorum with sensible k", test_jitter_gives_quorum);
     CU_add_test(s, "sleeping straggler (no cause) -> quorum k=n-1", test_sleeping_straggler_gives_quorum);
