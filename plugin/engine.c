@@ -174,6 +174,8 @@ static void apply_note(sc_engine *e, int src, const long *note)
         if (e->blocked_at[who] == -1) e->blocked_at[who] = SC_BLOCKED_OUTSIDE;
     } else if (note[0] == NOTE_BACK) {
         if (e->blocked_at[who] == SC_BLOCKED_OUTSIDE) e->blocked_at[who] = -1;
+    } else if (note[0] == NOTE_STOPPED) {
+        e->nstopped++;
     } else if (note[0] == NOTE_LEAVE && !e->gone[who]) {
         e->gone[who] = 1;
         __atomic_add_fetch(&e->ngone, 1, __ATOMIC_ACQ_REL);   /* read by a departed application thread */
@@ -308,6 +310,48 @@ static int change_topology(sc_engine *e, const long *parent, sc_mode mode, int k
     return sc_groups_apply(e, parent, e->epoch);
 }
 
+/* Every rank has left.  Sends between parents and children may still be
+ * in flight (large ones wait for their receiver), so each rank keeps
+ * receiving until its own sends are done, says so, and goes only when the
+ * coordinator has heard it from all. */
+static void stop_traffic(sc_engine *e)
+{
+    e->stopping = 1;
+    int said = 0;
+    double nap = 20e-6;
+    for (;;) {
+        int moved = sc_groups_progress(e);   /* keeps receiving; sends nothing new */
+        if (!said && sc_groups_quiet(e)) {
+            long note[NOTE_LEN] = {NOTE_STOPPED, 0, 0, 0, -1};
+            PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+            said = moved = 1;
+        }
+        if (e->rank == e->coord) {
+            moved |= drain_notes(e);
+            if (e->nstopped == e->n) {
+                memset(e->incl, 0, sizeof(long) * (size_t)e->n);
+                send_round(e, ROUND_FINAL, 0, SC_MODE_SYNC, 0, e->incl, 0);
+                return;
+            }
+        } else {
+            int flag = 0;
+            PMPI_Iprobe(e->coord, TAG_ROUND, e->ctrl, &flag, MPI_STATUS_IGNORE);
+            if (flag) {
+                PMPI_Recv(e->msg, RH_LEN + e->n, MPI_LONG, e->coord, TAG_ROUND, e->ctrl, MPI_STATUS_IGNORE);
+                if (e->msg[RH_KIND] == ROUND_FINAL) return;
+                moved = 1;
+            }
+        }
+        if (moved) {
+            nap = 20e-6;
+            continue;
+        }
+        struct timespec ts = {0, (long)(nap * 1e9)};
+        nanosleep(&ts, NULL);
+        if (nap < 1e-3) nap *= 2;
+    }
+}
+
 /* A decision of the selector.  Exact modes run direct (plain collectives
  * by the application threads): from direct, the next step's broadcast
  * switches between them or back to rounds; from rounds, the rounds turn
@@ -409,6 +453,7 @@ static void coordinator_loop(sc_engine *e)
                 memset(e->incl, 0, sizeof(long) * (size_t)e->n);
                 for (int r = 0; r < e->n; r++) e->parent[r] = -1;   /* STOP goes to everybody */
                 send_round(e, ROUND_STOP, 0, mode, k, e->incl, 0);
+                stop_traffic(e);
                 goto out;
             }
         }
@@ -451,7 +496,10 @@ static void member_loop(sc_engine *e)
             }
             sc_mode mode = (sc_mode)e->msg[RH_MODE];
             int k = (int)e->msg[RH_K];
-            if (e->msg[RH_KIND] == ROUND_STOP) return;
+            if (e->msg[RH_KIND] == ROUND_STOP) {
+                stop_traffic(e);
+                return;
+            }
             if (e->msg[RH_KIND] == ROUND_TOPO) {
                 pthread_mutex_lock(&e->mu);
                 e->mode = mode;
@@ -491,7 +539,6 @@ static void *engine_main(void *arg)
     sc_engine *e = arg;
     if (e->rank == e->coord) coordinator_loop(e);
     else member_loop(e);
-    sc_groups_cancel(e);
     pthread_mutex_lock(&e->mu);
     e->stopped = 1;
     pthread_cond_broadcast(&e->cv_main);

@@ -258,7 +258,7 @@ static int receive_deposits(sc_engine *e)
 static int send_results(sc_engine *e)
 {
     int moved = 0;
-    for (int r = 0; r < e->n; r++) {
+    for (int r = 0; r < e->n && !e->stopping; r++) {
         sc_child *c = &e->children[r];
         if (!c->owed) continue;
         if (c->in_flight) {
@@ -340,6 +340,7 @@ int sc_groups_progress(sc_engine *e)
 
 int sc_groups_forward(sc_engine *e)
 {
+    if (e->stopping) return 0;
     if (e->dep_in_flight) {
         int done = 0;
         PMPI_Testall(2, e->dep_req, &done, MPI_STATUSES_IGNORE);
@@ -380,25 +381,22 @@ int sc_groups_forward(sc_engine *e)
     return 0;
 }
 
-static void cancel_pair(MPI_Request *req)
+int sc_groups_quiet(sc_engine *e)
 {
-    for (int i = 0; i < 2; i++) {
+    int quiet = 1;
+    if (e->dep_in_flight) {
         int done = 0;
-        if (req[i] == MPI_REQUEST_NULL) continue;
-        PMPI_Test(&req[i], &done, MPI_STATUS_IGNORE);
-        if (done) continue;
-        PMPI_Cancel(&req[i]);
-        PMPI_Wait(&req[i], MPI_STATUS_IGNORE);
+        PMPI_Testall(2, e->dep_req, &done, MPI_STATUSES_IGNORE);
+        if (done) e->dep_in_flight = 0;
+        else quiet = 0;
     }
-}
-
-void sc_groups_cancel(sc_engine *e)
-{
-    if (e->dep_in_flight) cancel_pair(e->dep_req);
-    e->dep_in_flight = 0;
-    for (int r = 0; e->children && r < e->n; r++)
-        if (e->children[r].in_flight) {
-            cancel_pair(e->children[r].req);
-            e->children[r].in_flight = 0;
-        }
+    for (int r = 0; e->children && r < e->n; r++) {
+        sc_child *c = &e->children[r];
+        if (!c->in_flight) continue;
+        int done = 0;
+        PMPI_Testall(2, c->req, &done, MPI_STATUSES_IGNORE);
+        if (done) c->in_flight = 0;
+        else quiet = 0;
+    }
+    return quiet;
 }

@@ -13,10 +13,10 @@
  * per-step features.  data tags: the children's traffic with parents. */
 enum { TAG_NOTE = 7101, TAG_ROUND = 7102, TAG_FEAT = 7103 };
 enum { TAG_CDEP_H = 7201, TAG_CDEP_B = 7202, TAG_CRES_H = 7203, TAG_CRES_B = 7204 };
-enum { NOTE_DEPOSIT = 1, NOTE_LEAVE = 2, NOTE_AWAY = 3, NOTE_BACK = 4 };
+enum { NOTE_DEPOSIT = 1, NOTE_LEAVE = 2, NOTE_AWAY = 3, NOTE_BACK = 4, NOTE_STOPPED = 5 };
 enum { NOTE_FLUSH = 1, NOTE_WAITS = 2 };          /* deposit flags */
 enum { NOTE_LEN = 5 };                            /* kind, slot, count, flags, for-rank (-1: sender) */
-enum { ROUND_RUN = 1, ROUND_STOP = 2, ROUND_TOPO = 3 };
+enum { ROUND_RUN = 1, ROUND_STOP = 2, ROUND_TOPO = 3, ROUND_FINAL = 4 };
 enum { CMD_NONE = 0, CMD_ENGINE = 1, CMD_SYNC = 2, CMD_HIER = 3, CMD_STOP = 4 };   /* direct: the per-step broadcast */
 /* Round message: header, then incl[n] (RUN) or parent[n] (TOPO). */
 enum { RH_KIND, RH_SLOT, RH_MODE, RH_K, RH_EPOCH, RH_FRESH, RH_DIRECT, RH_LEN };
@@ -99,6 +99,8 @@ struct sc_engine {
     int error;                 /* first MPI error seen by the engine thread */
     int quit;                  /* start-up failed elsewhere: stop at once */
     int left;                  /* this rank announced it leaves */
+    int stopping;              /* every rank has left: finish what is in flight, start nothing */
+    int nstopped;              /* coordinator: ranks whose traffic is done */
     /* topology, engine thread */
     long epoch;                /* topology epoch */
     int *parent;               /* per rank: -1 member, else its parent */
@@ -157,8 +159,8 @@ void sc_groups_owe(sc_engine *e, int s, const void *result, const long *incl, sc
 int sc_groups_progress(sc_engine *e);
 /* Child: forward new deposits to the parent; 1 when something moved. */
 int sc_groups_forward(sc_engine *e);
-/* At stop: cancel what is still in flight. */
-void sc_groups_cancel(sc_engine *e);
+/* Stopping: no new sends; 1 when nothing this rank sent is still in flight. */
+int sc_groups_quiet(sc_engine *e);
 
 /* engine_direct.c */
 int sc_direct_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, int *back_to_rounds);
