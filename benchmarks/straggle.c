@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "set_err.h"
 
 /* ---- keys ----------------------------------------------------------------- */
 
@@ -44,15 +45,6 @@ const char *straggle_pattern_name(straggle_pattern p)
     return (unsigned)p < NPATTERNS ? pattern_names[p] : "?";
 }
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* Comma list of the keys in mask, for messages. */
 static void list_keys(unsigned mask, char *buf, size_t len)

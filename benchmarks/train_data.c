@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
+#include "set_err.h"
 
 /* Fixed seed of the held-out split: the split must not move with --seed,
  * or accuracies of runs with different seeds would not be comparable. */
@@ -20,15 +21,6 @@
 #define MAX_COLUMNS 4096
 #define MAX_CLASSES 1000
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 const char *train_data_find_digits(char *buf, size_t len)
 {
