@@ -53,6 +53,24 @@ static double nap_cap(const sc_engine *e, double now)
     return 2e-3;
 }
 
+/* Nothing moved: sleep a growing while, at most `until` seconds when that
+ * is not negative (a grace period ending).  Returns 1 when the engine must
+ * quit instead. */
+static int idle(sc_engine *e, double *nap, double until)
+{
+    pthread_mutex_lock(&e->mu);
+    if (e->quit) {
+        pthread_mutex_unlock(&e->mu);
+        return 1;
+    }
+    double cap = nap_cap(e, sc_now());
+    *nap = *nap * 2 > cap ? cap : *nap * 2;
+    double d = until >= 0 && until < *nap ? until : *nap;
+    if (d > 0) engine_nap(e, d);
+    pthread_mutex_unlock(&e->mu);
+    return 0;
+}
+
 static int quorum_k(const sc_engine *e)
 {
     double q = sc_rt.policy.quorum;
@@ -461,17 +479,7 @@ static void coordinator_loop(sc_engine *e)
             nap = 20e-6;
             continue;
         }
-        pthread_mutex_lock(&e->mu);
-        if (e->quit) {
-            pthread_mutex_unlock(&e->mu);
-            goto out;
-        }
-        double cap = nap_cap(e, t);
-        nap = nap * 2 > cap ? cap : nap * 2;
-        double d = nap;
-        if (wake > 0 && wake - t < d) d = wake - t > 0 ? wake - t : 0;
-        if (d > 0) engine_nap(e, d);
-        pthread_mutex_unlock(&e->mu);
+        if (idle(e, &nap, wake > 0 ? wake - t : -1)) goto out;
     }
 out:
     free(member);
@@ -522,15 +530,7 @@ static void member_loop(sc_engine *e)
             nap = 20e-6;
             continue;
         }
-        pthread_mutex_lock(&e->mu);
-        if (e->quit) {
-            pthread_mutex_unlock(&e->mu);
-            return;
-        }
-        double cap = nap_cap(e, sc_now());
-        nap = nap * 2 > cap ? cap : nap * 2;
-        engine_nap(e, nap);
-        pthread_mutex_unlock(&e->mu);
+        if (idle(e, &nap, -1)) return;
     }
 }
 
