@@ -57,7 +57,8 @@ train_checks() {
             || bad "$name: final accuracy $acc too low after reaching 0.85"
         local ranks_at
         ranks_at=$(grep -Eo 'stopped after [0-9]+ steps' "$out.err" | sort -u)
-        if [ "$(grep -c 'stopped after' "$out.err")" = 4 ] && [ "$(echo "$ranks_at" | wc -l)" = 1 ] \
+        # count occurrences, not lines: the ranks' stderr lines can run together
+        if [ "$(grep -o 'stopped after [0-9]* steps' "$out.err" | wc -l)" = 4 ] && [ "$(echo "$ranks_at" | wc -l)" = 1 ] \
            && [ "$ranks_at" = "stopped after $steps steps" ]; then
             ok "$name: all 4 ranks stopped at step $steps (stop vote in the gradient)"
         else
