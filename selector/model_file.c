@@ -9,31 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tokens.h"
+
 #define MODEL_MAGIC "starcoll-model"
 #define MODEL_VERSION 1
-
-/* Parses a whole token as a number; 0 on success. */
-static int parse_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v))
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_int(const char *s, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end != '\0' || errno == ERANGE)
-        return -1;
-    *out = v;
-    return 0;
-}
 
 /* One "cell" line's tokens (after the keyword) into the model. */
 static const char *parse_cell(sc_learned *m, char *rest)
@@ -51,13 +30,13 @@ static const char *parse_cell(sc_learned *m, char *rest)
     long cls;
     sc_mode mode;
     double count, mean;
-    if (parse_int(tok[0], &cls) != 0 || cls < 0 || cls >= SC_LEARNED_CLASSES)
+    if (sc_token_long(tok[0], &cls) != 0 || cls < 0 || cls >= SC_LEARNED_CLASSES)
         return "class is not an integer in [0, 96)";
     if (sc_sel_mode_parse(tok[1], &mode) != 0 || mode >= SC_LEARNED_MODES)
         return "mode is not one of sync, hier, quorum, groups";
-    if (parse_double(tok[2], &count) != 0 || count <= 0.0 || count > 1e9)
+    if (sc_token_double(tok[2], &count) != 0 || count <= 0.0 || count > 1e9)
         return "epochs is not a positive number";
-    if (parse_double(tok[3], &mean) != 0 || mean <= 0.0)
+    if (sc_token_double(tok[3], &mean) != 0 || mean <= 0.0)
         return "mean is not a positive finite number";
     if (count > SC_LEARNED_MEMORY)
         count = SC_LEARNED_MEMORY;

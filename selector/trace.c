@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "tokens.h"
 
 #define MAX_COLUMNS 64
 /* Column roles besides feature indices. */
@@ -89,16 +90,6 @@ static long read_line(sc_trace_reader *r, int *complete)
     return (long)strlen(r->line);
 }
 
-static int parse_int_token(const char *s, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end != '\0' || errno == ERANGE)
-        return -1;
-    *out = v;
-    return 0;
-}
 
 /* "# key value" header line. */
 static void header_line(sc_trace_reader *r, char *p)
@@ -109,11 +100,11 @@ static void header_line(sc_trace_reader *r, char *p)
     if (!key || !val)
         return;
     long v;
-    if (strcmp(key, "rank") == 0 && parse_int_token(val, &v) == 0 && v >= 0 && v < 1 << 30)
+    if (strcmp(key, "rank") == 0 && sc_token_long(val, &v) == 0 && v >= 0 && v < 1 << 30)
         r->rank = (int)v;
-    else if (strcmp(key, "nranks") == 0 && parse_int_token(val, &v) == 0 && v >= 1 && v < 1 << 30)
+    else if (strcmp(key, "nranks") == 0 && sc_token_long(val, &v) == 0 && v >= 1 && v < 1 << 30)
         r->nranks = (int)v;
-    else if (strcmp(key, "epoch") == 0 && parse_int_token(val, &v) == 0 && v >= 1 && v < 1 << 30)
+    else if (strcmp(key, "epoch") == 0 && sc_token_long(val, &v) == 0 && v >= 1 && v < 1 << 30)
         r->epoch = (int)v;
     else if (strcmp(key, "papi") == 0)
         snprintf(r->papi, sizeof r->papi, "%s", val);
@@ -213,12 +204,12 @@ int sc_trace_next(sc_trace_reader *r, sc_trace_row *row, char *msg, size_t msgle
             int role = r->role[col];
             long v;
             if (role == COL_RANK) {
-                if (parse_int_token(t, &v) != 0 || v < 0 || v >= 1 << 30)
+                if (sc_token_long(t, &v) != 0 || v < 0 || v >= 1 << 30)
                     err = "rank is not a non-negative integer";
                 else
                     row->rank = (int)v;
             } else if (role == COL_STEP) {
-                if (parse_int_token(t, &v) != 0 || v < 0)
+                if (sc_token_long(t, &v) != 0 || v < 0)
                     err = "step is not a non-negative integer";
                 else
                     row->step = v;
