@@ -127,16 +127,14 @@ static void run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode
 
     const void *src;
     void *dst = direct ? direct : sl->scratch;
-    long kids = 0;
     if (mine == 1 && !sc_groups_children_hold(e, s, incl)) {
         src = take->buf;   /* one buffer: reduce it as it is */
     } else {
         memset(sl->scratch, 0, sl->bytes);
         for (sc_deposit *d = take; d; d = d->next) sc_sum_into(sl->scratch, d->buf, (size_t)sl->count, sl->dk);
-        kids = sc_groups_take_children(e, s, incl);
+        sc_groups_take_children(e, s, incl);
         src = sl->scratch;
     }
-    (void)kids;
     MPI_Comm ring;
     int rc = sc_groups_ring(e, &ring);
     if (rc == MPI_SUCCESS) {
@@ -148,7 +146,7 @@ static void run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode
     }
     if (rc == MPI_SUCCESS && sc_rt.policy.scale_fresh && fresh > 0)
         sc_scale(dst, (size_t)sl->count, sl->dk, (double)e->n / (double)fresh);
-    if (rc == MPI_SUCCESS) sc_groups_owe(e, s, dst, incl, mode, k);
+    if (rc == MPI_SUCCESS) sc_groups_owe(e, s, dst, incl);
 
     pthread_mutex_lock(&e->mu);
     if (rc != MPI_SUCCESS && !e->error) e->error = rc;

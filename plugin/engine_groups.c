@@ -197,10 +197,8 @@ long sc_groups_take_children(sc_engine *e, int s, const long *incl)
     return n;
 }
 
-void sc_groups_owe(sc_engine *e, int s, const void *result, const long *incl, sc_mode mode, int k)
+void sc_groups_owe(sc_engine *e, int s, const void *result, const long *incl)
 {
-    (void)mode;
-    (void)k;
     for (int r = 0; r < e->n; r++) {
         sc_child *c = &e->children[r];
         if (!c->active) continue;

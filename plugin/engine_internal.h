@@ -154,7 +154,7 @@ int sc_groups_children_hold(const sc_engine *e, int s, const long *incl);
 /* Parent: fold held child deposits into the round buffer; returns how many. */
 long sc_groups_take_children(sc_engine *e, int s, const long *incl);
 /* Parent: a round result owed to the children. */
-void sc_groups_owe(sc_engine *e, int s, const void *result, const long *incl, sc_mode mode, int k);
+void sc_groups_owe(sc_engine *e, int s, const void *result, const long *incl);
 /* Progress the children's traffic, parent and child side; 1 when something moved. */
 int sc_groups_progress(sc_engine *e);
 /* Child: forward new deposits to the parent; 1 when something moved. */
