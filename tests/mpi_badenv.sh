@@ -22,6 +22,19 @@ NP=4
 BASE=(STARCOLL_MODE=hier STARCOLL_GROUP=2 STARCOLL_MIN_BYTES=0)
 case_no=0
 
+# exited_exact NAME RC LABEL: the job exited 0 and mpi_exact found every call exact.
+exited_exact() {
+    local c
+    c=$(sc_closing "$1")
+    if sc_program_passed "$1" "$2"; then
+        ok "$3: job exits 0, ${c% *} calls exact"
+        return 0
+    fi
+    fail "$3: exit status $2, mpi_exact says ${c:-nothing}"
+    sc_show "$1"
+    return 1
+}
+
 # bad VAR VALUE [VAR=VALUE...]: run with VAR set to VALUE on every rank,
 # the base settings (except VAR) and the extra settings given.
 bad() {
@@ -35,15 +48,7 @@ bad() {
     opts+=(-x "$var=$value")
     [ "$var" = STARCOLL_MODE ] && mode=sync
     sc_job "$name" "$NP" "${opts[@]}" "$prog" -q -t
-    local rc=$? c
-    c=$(sc_closing "$name")
-    if sc_program_passed "$name" "$rc"; then
-        ok "$label: job exits 0, ${c% *} calls exact"
-    else
-        fail "$label: exit status $rc, mpi_exact says ${c:-nothing}"
-        sc_show "$name"
-        return
-    fi
+    exited_exact "$name" $? "$label" || return
     sc_preloading || return 0
     local notices count
     notices=$(sc_notices "$name")
@@ -108,15 +113,7 @@ disagree() {
     local wrapper='r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}; [ "$r" = 1 ] && export "$1"; shift
 [ "$SC_PRELOAD_LIB" = none ] || export LD_PRELOAD="$SC_PRELOAD_LIB"; exec "$@"'
     sc_job_plain "$name" "$NP" "${opts[@]}" -x "SC_PRELOAD_LIB=$lib" sh -c "$wrapper" sh "$special" "$prog" -q -t
-    local rc=$? c
-    c=$(sc_closing "$name")
-    if sc_program_passed "$name" "$rc"; then
-        ok "$label: job exits 0, ${c% *} calls exact"
-    else
-        fail "$label: exit status $rc, mpi_exact says ${c:-nothing}"
-        sc_show "$name"
-        return
-    fi
+    exited_exact "$name" $? "$label" || return
     sc_preloading || return 0
     local notices count
     notices=$(sc_notices "$name")
