@@ -559,6 +559,7 @@ static void engine_free(sc_engine *e)
 {
     if (!e) return;
     sc_groups_free(e);
+    sc_probe_free(e);
     sc_decider_free(e->decider);
     for (int s = 0; e->slots && s < e->nslots; s++) {
         sc_slot *sl = &e->slots[s];
@@ -645,7 +646,7 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode, i
     }
     e->k = quorum_k(e);
     e->stats.min_fresh = -1;
-    ok = ok && sc_groups_init(e) == 0;
+    ok = ok && sc_groups_init(e) == 0 && sc_probe_init(e) == 0;
     if (ok && e->rank == e->coord) ok = (e->decider = sc_decider_new(e, comm_id)) != NULL;
     /* Collective over comm: every rank starts its engine at the same call.
      * The outcome is agreed on, so a failure anywhere leaves all exact. */
@@ -723,6 +724,7 @@ static void step_boundary(sc_engine *e, double now)
         feat[SC_F_BYTES] = e->step_bytes;
         feat[SC_F_GRAD_SQNORM] = e->step_gsq;
         feat[SC_F_SUM_SQNORM] = e->step_ssq;
+        feat[SC_F_LINK_SPB] = e->link_spb;
         if (sc_rt.monitor) sc_monitor_sample(sc_rt.monitor, feat[SC_F_STEP_S], feat);
         PMPI_Send(feat, SC_NFEAT, MPI_DOUBLE, e->coord, TAG_FEAT, e->ctrl);
         if (e->trace) sc_trace_write_step(e->trace, e->rank, e->steps, sc_engine_mode(e), feat);

@@ -11,7 +11,7 @@
 #include "runtime.h"
 
 /* The coordinator's word for the next step: its engine's decision, or, once
- * every rank has left, stop. */
+ * every rank has left, stop; once an epoch, a link probe with it. */
 static long next_command(sc_engine *e)
 {
     if (e->rank != e->coord) return CMD_NONE;
@@ -20,13 +20,16 @@ static long next_command(sc_engine *e)
     e->direct_cmd = CMD_NONE;
     pthread_mutex_unlock(&e->mu);
     if (__atomic_load_n(&e->ngone, __ATOMIC_ACQUIRE) == e->n) cmd = CMD_STOP;
+    else if (cmd != CMD_ENGINE && sc_probe_wanted(e)) cmd |= CMD_PROBE;
     return cmd;
 }
 
 /* The caller learned cmd from the step's broadcast. */
-static void obey(sc_engine *e, long cmd, int *back_to_rounds)
+static int obey(sc_engine *e, long cmd, int *back_to_rounds)
 {
     *back_to_rounds = 0;
+    int rc = cmd & CMD_PROBE ? sc_probe_links(e) : MPI_SUCCESS;
+    cmd &= ~(long)CMD_PROBE;
     if (cmd == CMD_ENGINE) {
         pthread_mutex_lock(&e->mu);
         e->direct = 0;
@@ -37,6 +40,7 @@ static void obey(sc_engine *e, long cmd, int *back_to_rounds)
     } else if (cmd == CMD_HIER) {
         e->direct_mode = SC_MODE_HIER;
     }
+    return rc;
 }
 
 int sc_direct_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, int *back_to_rounds)
@@ -49,7 +53,7 @@ int sc_direct_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, i
     if (slot == 0) {
         long cmd = next_command(e);
         rc = PMPI_Bcast(&cmd, 1, MPI_LONG, e->coord, e->ctrl);
-        if (rc == MPI_SUCCESS) obey(e, cmd, back_to_rounds);
+        if (rc == MPI_SUCCESS) rc = obey(e, cmd, back_to_rounds);
     }
     if (rc == MPI_SUCCESS && !*back_to_rounds)
         rc = e->direct_mode == SC_MODE_HIER
@@ -85,8 +89,7 @@ static void serve_one(sc_engine *e)
         long cmd = next_command(e);
         int back = 0;
         if (PMPI_Bcast(&cmd, 1, MPI_LONG, e->coord, e->ctrl) != MPI_SUCCESS || cmd == CMD_STOP) break;
-        obey(e, cmd, &back);
-        if (back) break;   /* rounds again: the engine thread takes part for this rank */
+        if (obey(e, cmd, &back) != MPI_SUCCESS || back) break;   /* rounds again: the engine thread takes part for this rank */
         int rc = MPI_SUCCESS;
         for (int s = 0; s < e->nslots && rc == MPI_SUCCESS; s++) {
             sc_slot *sl = &e->slots[s];

@@ -18,6 +18,7 @@ enum { NOTE_FLUSH = 1, NOTE_WAITS = 2 };          /* deposit flags */
 enum { NOTE_LEN = 5 };                            /* kind, slot, count, flags, for-rank (-1: sender) */
 enum { ROUND_RUN = 1, ROUND_STOP = 2, ROUND_TOPO = 3, ROUND_FINAL = 4 };
 enum { CMD_NONE = 0, CMD_ENGINE = 1, CMD_SYNC = 2, CMD_HIER = 3, CMD_STOP = 4 };   /* direct: the per-step broadcast */
+enum { CMD_PROBE = 0x100 };   /* ... or'ed with NONE, SYNC or HIER: probe the links first (engine_probe.c) */
 /* Round message: header, then incl[n] (RUN) or parent[n] (TOPO). */
 enum { RH_KIND, RH_SLOT, RH_MODE, RH_K, RH_EPOCH, RH_FRESH, RH_DIRECT, RH_LEN };
 /* child -> parent deposit header; parent -> child result header */
@@ -134,6 +135,8 @@ struct sc_engine {
     double step_gsq, step_ssq;      /* this step's sampled squared norms: my buffers, the results */
     double step_bytes;
     long steps;
+    void *probe_buf;                /* the link probe's buffers (auto, 4 ranks or more), else NULL */
+    double link_spb;                /* seconds per byte of this rank's latest link probe, 0 before one */
     FILE *trace;                    /* STARCOLL_TRACE, this rank's file */
     sc_engine_stats stats;
 };
@@ -161,6 +164,12 @@ int sc_groups_progress(sc_engine *e);
 int sc_groups_forward(sc_engine *e);
 /* Stopping: no new sends; 1 when nothing this rank sent is still in flight. */
 int sc_groups_quiet(sc_engine *e);
+
+/* engine_probe.c: the link probe, run in direct steps */
+int sc_probe_init(sc_engine *e);
+void sc_probe_free(sc_engine *e);
+int sc_probe_wanted(const sc_engine *e);   /* coordinator: probe in this step */
+int sc_probe_links(sc_engine *e);          /* collective on e->data; sets e->link_spb */
 
 /* engine_direct.c */
 int sc_direct_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, int *back_to_rounds);

@@ -35,6 +35,9 @@
 #define IB_FLOOR 1000.0        /* ... and at least this many per second */
 #define NET_BOUND_SHARE 0.2    /* transfer share of the step for the network to matter */
 #define RUNQ_COVERS 0.5        /* extra run-queue delay covering this share of the extra compute: cpu */
+#define PROBE_FACTOR 4.0       /* link probe this times the peers' median ... */
+/* ... and slower by XFER_EXCESS of the median step: the link alone would
+ * make the rank a straggler by the 1.2x rule. */
 
 struct cusum {
     double s;         /* statistic of the active test (onset or end) */
@@ -278,6 +281,7 @@ static void window_signals(sc_detect *d, const double *mean_feat, const double *
         st->link_util = speed > 0.0 ? bps / speed : 0.0;
         st->speed_bps = speed;
         st->ib_wait_ps = f[SC_F_IB_WAIT_PS];
+        st->link_s = f[SC_F_LINK_SPB] * f[SC_F_BYTES];
         st->load_bps = wall > 0.0 ? f[SC_F_BYTES] / wall : 0.0;
     }
 }
@@ -348,6 +352,7 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
     double med_nvcsw = peer_median(d, offsetof(sc_rank_status, nvcsw_rate), idx, m, 0, v);
     double med_xfer = peer_median(d, offsetof(sc_rank_status, xfer_s), idx, m, 0, v);
     double med_ib = peer_median(d, offsetof(sc_rank_status, ib_wait_ps), idx, m, 0, v);
+    double med_link = peer_median(d, offsetof(sc_rank_status, link_s), idx, m, 1, v);
     sum->med_own = med_own;
     sum->med_compute = med_compute;
     sum->med_xfer = med_xfer;
@@ -356,7 +361,10 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
     for (int i = 0; i < n; i++) {
         sc_rank_status *st = &d->st[i];
         int ib_high = st->ib_wait_ps >= IB_FLOOR && st->ib_wait_ps >= IB_FACTOR * med_ib;
-        st->net_pressure = st->link_util >= LINK_NEAR || ib_high;
+        st->link_ratio = med_link > 0.0 ? st->link_s / med_link : 0.0;
+        st->probe_slow = med_link > 0.0 && st->link_ratio >= PROBE_FACTOR &&
+                         st->link_s - med_link >= XFER_EXCESS * med_own;
+        st->net_pressure = st->link_util >= LINK_NEAR || ib_high || st->probe_slow;
         if (st->link_util >= LINK_NEAR)
             sum->nlink_near++;
     }
@@ -376,8 +384,9 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
         struct cusum *c = &d->cs[i];
         st->slowdown = med_own > 0.0 && st->own_s > 0.0 ? st->own_s / med_own : 1.0;
         double share = st->own_s > 0.0 ? st->xfer_s / st->own_s : 0.0;
-        /* A link under pressure on this rank alone, where transfers matter. */
-        int lone_link = st->net_pressure && !majority && share >= NET_BOUND_SHARE;
+        /* A link under pressure on this rank alone, where transfers matter
+         * (a slow probe says so by itself: the excess counts the step's bytes). */
+        int lone_link = !majority && (st->probe_slow || (st->net_pressure && share >= NET_BOUND_SHARE));
         if (lone_link) {
             if (c->net_since < 0)
                 c->net_since = last_step - window_steps + 1;

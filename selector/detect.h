@@ -14,8 +14,10 @@
  * says why a slow rank is slow:
  *   cpu      run-queue delay share well above its peers', or CPU seconds per
  *            wall second low with many involuntary context switches;
- *   network  link near its speed, InfiniBand waits far above its peers', or
- *            own transfer time up while compute is unchanged;
+ *   network  link near its speed, InfiniBand waits far above its peers', its
+ *            link probe far slower than its peers' (SC_F_LINK_SPB: in an exact
+ *            collective every rank waits alike, so only a probe tells whose
+ *            link is slow), or own transfer time up while compute is unchanged;
  *   work     more compute time while the CPU is fully used;
  *   none     not slow, or slow for no visible reason (e.g. sleeping).
  * It also tells whether the network is the bottleneck for the whole job,
@@ -36,7 +38,8 @@ typedef struct sc_rank_status {
     long end_detect_step; /* step at which that end was detected, -1 none */
     /* Classification over the last window (sc_detect_classify). */
     int persistent;    /* slow for at least the persistence span */
-    int net_pressure;  /* link near its speed or InfiniBand waits far above its peers' */
+    int net_pressure;  /* link near its speed, InfiniBand waits or probe far above its peers' */
+    int probe_slow;    /* its link probe far slower than its peers', and that matters to the step */
     int slow_link;     /* net_pressure on this rank only (not the majority), held persistently */
     sc_cause cause;    /* why it is slow; SC_CAUSE_NONE when not slow or unexplained */
     double slowdown;   /* own step time / median over the ring's non-stragglers */
@@ -48,6 +51,8 @@ typedef struct sc_rank_status {
     double link_util;    /* max(tx, rx) / link speed; 0 when the speed is unknown */
     double speed_bps;    /* link speed, bytes per second; 0 when unknown */
     double ib_wait_ps;   /* InfiniBand port_xmit_wait increments per second */
+    double link_s;       /* the step's bytes at the latest link probe's rate, seconds; 0 before one */
+    double link_ratio;   /* link_s over the peers' median; 0 when unknown */
     double load_bps;     /* bytes reduced per second: what a parent takes on for it */
     double cpu_headroom; /* [0, 1]: 1 = idle CPU to spare */
     double nic_headroom; /* [0, 1]: 1 = idle link (or speed unknown) */

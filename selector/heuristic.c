@@ -124,6 +124,8 @@ static void describe_children(const sc_situation *sit, const unsigned char *chil
         char sig[48] = "";
         if (st->cause == SC_CAUSE_CPU)
             snprintf(sig, sizeof sig, " runq %.0f%%", 100.0 * st->runq_share);
+        else if (st->cause == SC_CAUSE_NETWORK && st->probe_slow)
+            snprintf(sig, sizeof sig, " probe %.1fx", st->link_ratio);
         else if (st->cause == SC_CAUSE_NETWORK)
             snprintf(sig, sizeof sig, " link %.0f%%", 100.0 * st->link_util);
         int w = snprintf(buf + used, len - used, "%srank %d %.2fx %s%s", shown ? ", " : "", i,

@@ -20,6 +20,7 @@ enum sc_feature_index {
     SC_F_BYTES,           /* bytes this rank reduced during the step */
     SC_F_GRAD_SQNORM,     /* sum over the step's buffers of ||local buffer||^2 */
     SC_F_SUM_SQNORM,      /* sum over the step's buffers of ||reduced result||^2 */
+    SC_F_LINK_SPB,        /* seconds per byte of this rank's latest link probe, 0 before one */
     SC_F_PAPI0,           /* first PAPI counter delta (events in STARCOLL_PAPI_EVENTS order) */
     SC_F_PAPI1,
     SC_F_PAPI2,

@@ -480,10 +480,13 @@ void sc_selector_signals(const sc_selector *s, char *buf, size_t len)
             used += snprintf(buf + used, len - (size_t)used, ", ...");
             break;
         }
-        used += snprintf(buf + used, len - (size_t)used, "%s rank %d %.2fx %s%s (runq %.0f%%, link %.0f%%)",
+        char probe[32] = "";
+        if (st[i].link_ratio > 0.0)
+            snprintf(probe, sizeof probe, ", probe %.1fx", st[i].link_ratio);
+        used += snprintf(buf + used, len - (size_t)used, "%s rank %d %.2fx %s%s (runq %.0f%%, link %.0f%%%s)",
                          listed ? "," : "; slow:", i, st[i].slowdown, sc_sel_cause_name(st[i].cause),
                          st[i].persistent ? " persistent" : "", 100.0 * st[i].runq_share,
-                         100.0 * st[i].link_util);
+                         100.0 * st[i].link_util, probe);
         listed++;
     }
 }

@@ -11,10 +11,8 @@
 # ip and tc; without them each says "skip - why".  Namespaces, veths,
 # cgroups and the jobs' processes are removed on every exit.
 #
-# Environment: RES_TESTS (which of "cpu network onset" to run, default
-# "cpu onset": the selector does not yet tell a rank behind a shaped link
-# in sync mode, where every rank waits alike, so network fails for now and
-# is run by hand: RES_TESTS=network),
+# Environment: RES_TESTS (which of "cpu network onset" to run, default all),
+# RES_NET_STEPS (steps of the network job, default 100),
 # RES_CPU_QUOTA (percent of one CPU left to the starved rank, default 5),
 # RES_LINK_RATE (tc rate, default 100mbit), and mpi_testlib.sh's.
 . "$(dirname "$0")/mpi_testlib.sh"
@@ -203,7 +201,7 @@ test_network() {
                 -x "STARCOLL_TRACE=$SC_WORK/$name.trace" -x "RES_SLOW_RANK=$slow" -x RES_CGROUP= -x "RES_NETNS=$netns")
     PMIX_MCA_ptl_tcp_remote_connections=1 PMIX_MCA_ptl_tcp_if_include="$veth_host" \
         timeout -k 10 90 "$MPIRUN" "${flags[@]}" -np "$np" "${envs[@]}" \
-        "$wrapper" "$prog" --pattern none --steps 40 --compute-ms 20 \
+        "$wrapper" "$prog" --pattern none --steps "${RES_NET_STEPS:-100}" --compute-ms 20 \
         >"$SC_WORK/$name.out" 2>"$SC_WORK/$name.err"
     rc=$?
     res_cleanup
@@ -283,7 +281,7 @@ if ! sc_preloading; then
     skip "cpu, network, onset: SC_NO_PRELOAD=1, and these checks read the library's decisions"
     finish
 fi
-for t in ${RES_TESTS:-cpu onset}; do
+for t in ${RES_TESTS:-cpu network onset}; do
     case $t in
         cpu) test_cpu ;;
         network) test_network ;;

@@ -163,6 +163,46 @@ static void test_slow_link_becomes_child(void)
     driver_free(&dr);
 }
 
+/* A slow link the NIC counters cannot show (the shaping is elsewhere, the
+ * speed file reads 10 Gb/s): in sync every rank waits alike, and only the
+ * link probe tells whose link it is. */
+static void probe_run(double slow_spb, int expect_child)
+{
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 11) == 0);
+    dr.syn.jitter = 0.01;
+    dr.syn.comm_s = 0.04;
+    for (int i = 0; i < 8; i++) {
+        dr.syn.rank[i].link_util = 0.01;
+        dr.syn.rank[i].link_spb = 1e-9;   /* 1 GB/s: 4 ms for the step's 4 MB */
+    }
+    dr.syn.rank[6].link_spb = slow_spb;
+    dr.syn.rank[6].xfer_extra = slow_spb > 1e-9 ? 0.05 : 0.0;   /* everyone waits for it in sync */
+    driver_run(&dr, 80, 1);
+    show(expect_child ? "slow link seen by the probe" : "probe alike everywhere", &dr);
+    const sc_rank_status *st = sc_selector_ranks(dr.sel);
+    if (expect_child) {
+        CU_ASSERT_TRUE(st[6].probe_slow);
+        CU_ASSERT_EQUAL(st[6].cause, SC_CAUSE_NETWORK);
+        CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_GROUPS);
+        CU_ASSERT(dr.parent[6] >= 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(dr.d.reason, "network probe"));
+    } else {
+        for (int i = 0; i < 8; i++) {
+            CU_ASSERT_FALSE(st[i].probe_slow);
+            CU_ASSERT_FALSE(st[i].slow_link);
+        }
+        CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_SYNC);
+    }
+    driver_free(&dr);
+}
+
+static void test_slow_link_found_by_probe(void)
+{
+    probe_run(1e-7, 1);   /* 10 MB/s: 400 ms for the step's bytes */
+    probe_run(1e-9, 0);   /* the same link everywhere: nobody singled out */
+    probe_run(2e-9, 0);   /* 2x: within the probe's noise, and 4 ms more is no straggler */
+}
+
 static void test_onset_and_recovery(void)
 {
     CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 8) == 0);
@@ -563,6 +603,7 @@ void register_decide_suite(void)
     CU_add_test(s, "sleeping straggler (no cause) -> quorum k=n-1", test_sleeping_straggler_gives_quorum);
     CU_add_test(s, "more compute with CPU busy -> cause work, no child", test_work_straggler_classified);
     CU_add_test(s, "lone slow link -> cause network, child", test_slow_link_becomes_child);
+    CU_add_test(s, "slow link only the probe sees -> cause network, child", test_slow_link_found_by_probe);
     CU_add_test(s, "straggler appears then goes away: quick switch and back", test_onset_and_recovery);
     CU_add_test(s, "onset detection latency and false onsets", test_onset_latency_table);
     CU_add_test(s, "hysteresis: no flapping near the sync threshold", test_no_flapping_near_threshold);

@@ -93,6 +93,7 @@ void synth_step(synth *s, sc_mode mode, int k, const int *parent, double *feat)
         f[SC_F_NIC_SPEED_BPS] = LINK_SPEED;
         f[SC_F_IB_WAIT_PS] = r->ib_wait_ps;
         f[SC_F_BYTES] = STEP_BYTES;
+        f[SC_F_LINK_SPB] = r->link_spb;
         if (s->noise_scale >= 0.0) {
             /* Expected norms for |G|^2 = 1 and tr(Sigma) = B per rank batch. */
             f[SC_F_GRAD_SQNORM] = 1.0 + s->noise_scale;

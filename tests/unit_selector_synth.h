@@ -21,6 +21,7 @@ typedef struct synth_rank {
     double link_util;   /* NIC load / link speed */
     double ib_wait_ps;  /* InfiniBand port_xmit_wait per second */
     double xfer_extra;  /* extra own transfer time, seconds (slow link) */
+    double link_spb;    /* the link probe's seconds per byte (0: no probe yet) */
 } synth_rank;
 
 typedef struct synth {
