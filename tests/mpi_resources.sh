@@ -85,6 +85,26 @@ res_program_checks() {
     fi
 }
 
+# res_child_check NAME RANK NP: a groups decision made RANK a child (its
+# children are named in the reason, before the signals), and calls ran in groups.
+res_child_check() {
+    local name=$1 slow=$2 np=$3 decisions groups
+    decisions=$(res_decisions "$SC_WORK/$name.report")
+    groups=$(sc_totals "$name" groups)
+    if grep -E "^[0-9]+ groups [0-9]+ [1-9][0-9]* \| " <<<"$decisions" | awk -F' [|] ' '{ print $2 }' |
+        grep -qE "rank $slow [0-9.]+x"; then
+        if [ "${groups:-0}" -gt 0 ]; then
+            ok "$name: rank $slow made a child (a groups decision with children), $groups calls ran in groups"
+        else
+            fail "$name: a groups decision made rank $slow a child, but no call ran in groups (totals groups=${groups:-?})"
+        fi
+    else
+        vfail "$name: rank $slow was never made a child (no groups decision with it among the children; totals groups=${groups:-?})"
+        res_show_decisions "$SC_WORK/$name.report"
+        res_trace_rank_means "$SC_WORK/$name.trace" "$np"
+    fi
+}
+
 # ---- cpu: one rank under a CPU quota -------------------------------------------
 # Sets cgroup_dir and returns 0, or sets res_why and returns 1.
 setup_cpu_quota() {
@@ -138,27 +158,11 @@ test_cpu() {
     else
         local named
         named=$(res_named_as "$decisions" "$slow")
-        fail "cpu: no decision names rank $slow of cause cpu ($how); $named"
+        vfail "cpu: no decision names rank $slow of cause cpu ($how); $named"
         res_show_decisions "$SC_WORK/$name.report"
         res_trace_rank_means "$SC_WORK/$name.trace" "$np"
     fi
-    local groups
-    groups=$(sc_totals "$name" groups)
-    # The children are named in the decision's reason (before the signals).
-    if grep -E "^[0-9]+ groups [0-9]+ [1-9][0-9]* \| " <<<"$decisions" | awk -F' [|] ' '{ print $2 }' |
-        grep -qE "rank $slow [0-9.]+x"; then
-        if [ "${groups:-0}" -gt 0 ]; then
-            ok "cpu: rank $slow made a child (a groups decision with children), $groups calls ran in groups"
-        else
-            fail "cpu: a groups decision made rank $slow a child, but no call ran in groups (totals groups=${groups:-?})"
-        fi
-    else
-        fail "cpu: rank $slow was never made a child (no groups decision with it among the children; totals groups=${groups:-?})"
-        if grep -qE "rank $slow [0-9.]+x cpu" <<<"$decisions"; then   # else shown above
-            res_show_decisions "$SC_WORK/$name.report"
-            res_trace_rank_means "$SC_WORK/$name.trace" "$np"
-        fi
-    fi
+    res_child_check "$name" "$slow" "$np"
 }
 
 # ---- network: one rank behind a slow veth ---------------------------------------
@@ -214,10 +218,11 @@ test_network() {
         local named others
         named=$(res_named_as "$decisions" "$slow")
         others=$(grep -oE "rank [0-9]+ [0-9.]+x network" <<<"$decisions" | grep -vE "^rank $slow " | sort -u | paste -sd, -)
-        fail "network: no decision names rank $slow (behind the $link_rate veth) of cause network; $named${others:+; classed network instead: $others}"
+        vfail "network: no decision names rank $slow (behind the $link_rate veth) of cause network; $named${others:+; classed network instead: $others}"
         res_show_decisions "$SC_WORK/$name.report"
         res_trace_rank_means "$SC_WORK/$name.trace" "$np"
     fi
+    res_child_check "$name" "$slow" "$np"
 }
 
 # ---- onset: a straggler that comes and goes ---------------------------------------
@@ -254,7 +259,7 @@ onset_attempt() {
     if [ "$d1" -ge 0 ]; then
         ok "$name: the mode changed from $m0 to $m1 at coordinator step $d1, $((d1 - o)) steps after the onset ($where)"
     else
-        fail "$name: no decision changed the mode ($m0) while rank 1 was slow ($where)"
+        vfail "$name: no decision changed the mode ($m0) while rank 1 was slow ($where)"
         res_show_decisions "$SC_WORK/$name.report"
         return 1
     fi
@@ -263,7 +268,7 @@ onset_attempt() {
     else
         local last_step
         last_step=$(res_trace_column "$SC_WORK/$name.trace.0" compute_s | tail -n 1 | cut -d' ' -f1)
-        fail "$name: the mode did not change back to $m0 in the $((last_step - e)) steps after the straggler went away (step $e)"
+        vfail "$name: the mode did not change back to $m0 in the $((last_step - e)) steps after the straggler went away (step $e)"
         res_show_decisions "$SC_WORK/$name.report"
     fi
 }
@@ -274,7 +279,38 @@ test_onset() {
     [ $? -eq 2 ] || return
     onset_attempt onset-again
     [ $? -eq 2 ] || return
-    fail "onset: in both runs auto had left sync before the straggler appeared (false alarms); the decisions are above"
+    vfail "onset: in both runs auto had left sync before the straggler appeared (false alarms); the decisions are above"
+}
+
+# ---- verdicts, and one more attempt ------------------------------------------------
+# A verdict of the selector (vfail) can fail for the machine's sake: on a
+# shared 2-core machine another job's burst can hide a straggler for a whole
+# epoch.  Such a failure gets one more attempt, its first output shown as
+# notes; any other failure (results lost or doubled, replicas differing, a
+# decision not applied, a job that failed) counts at once.
+res_vfailed=0
+vfail() { res_vfailed=$((res_vfailed + 1)); fail "$@"; }
+
+# res_attempts FN: FN's checks, run again once when only verdicts failed.
+res_attempts() {
+    local fn=$1 out="$SC_WORK/attempt.out" counts p f s v attempt
+    for attempt in 1 2; do
+        ( trap res_cleanup EXIT   # what the attempt set up goes with it, whatever ends it
+          sc_passed=0 sc_failed=0 sc_skipped=0 res_vfailed=0
+          "$fn"
+          echo "@counts $sc_passed $sc_failed $sc_skipped $res_vfailed" ) >"$out" 2>&1
+        counts=$(grep '^@counts ' "$out" | tail -n 1)
+        read -r _ p f s v <<<"${counts:-@counts 0 1 0 0}"
+        if [ "$attempt" = 1 ] && [ "$f" -gt 0 ] && [ "$f" = "$v" ]; then
+            echo "note - ${fn#test_}: attempt 1 of 2 failed on the selector's verdicts only; its output:"
+            grep -v '^@counts ' "$out" | sed 's/^/note -   /'
+            continue
+        fi
+        grep -v '^@counts ' "$out"
+        [ -n "$counts" ] || echo "FAIL - ${fn#test_}: the checks ended without their counts"
+        sc_passed=$((sc_passed + p)) sc_failed=$((sc_failed + f)) sc_skipped=$((sc_skipped + s))
+        return
+    done
 }
 
 if ! sc_preloading; then
@@ -283,9 +319,7 @@ if ! sc_preloading; then
 fi
 for t in ${RES_TESTS:-cpu network onset}; do
     case $t in
-        cpu) test_cpu ;;
-        network) test_network ;;
-        onset) test_onset ;;
+        cpu|network|onset) res_attempts "test_$t" ;;
         *) fail "RES_TESTS: unknown test '$t' (accepted: cpu network onset)" ;;
     esac
 done
