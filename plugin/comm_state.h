@@ -19,6 +19,7 @@ typedef struct sc_comm {
     sc_engine *engine;
     int engine_failed;
     double last_exit;           /* when the last eligible call returned (compute time in between) */
+    double learn_compute_s;     /* compute time between the calls that learned the pattern: places the coordinator */
     struct sc_carry *carry;
     struct sc_comm *next_live;     /* results drained from a dropped pattern, owed to the next call of that shape */
 } sc_comm;

@@ -603,7 +603,24 @@ static void open_trace(sc_engine *e, int comm_id)
     sc_trace_write_header(e->trace, e->rank, e->n, sc_rt.policy.epoch, sc_rt.policy.papi_events);
 }
 
-sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode, int comm_id)
+/* The coordinator runs the rounds and the selector, and stays a ring
+ * member: the lowest rank whose compute while the pattern was learned is
+ * within 10% (or 1 ms) of the least, so a rank already slow then (starved
+ * of CPU, on a busy node) neither paces the rounds nor is kept off the
+ * children.  It is placed once: moving it later would hand over the
+ * rounds' bookkeeping.  Collective over comm. */
+static int place_coordinator(MPI_Comm comm, int rank, int n, double load, int *coord)
+{
+    if (!(load >= 0 && load < 1e9)) load = 1e9;   /* not finite: least suited */
+    double least = 0;
+    int rc = PMPI_Allreduce(&load, &least, 1, MPI_DOUBLE, MPI_MIN, comm);
+    if (rc != MPI_SUCCESS) return rc;
+    int mine = load <= 1.1 * least + 1e-3 ? rank : n;
+    return PMPI_Allreduce(&mine, coord, 1, MPI_INT, MPI_MIN, comm);
+}
+
+sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode, int comm_id,
+                           double learn_compute_s)
 {
     sc_engine *e = calloc(1, sizeof *e);
     if (!e) return NULL;
@@ -614,7 +631,9 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode, i
     pthread_cond_init(&e->cv_engine, NULL);
     PMPI_Comm_rank(comm, &e->rank);
     PMPI_Comm_size(comm, &e->n);
-    e->coord = 0;
+    int placed = place_coordinator(comm, e->rank, e->n, learn_compute_s, &e->coord) == MPI_SUCCESS &&
+                 e->coord >= 0 && e->coord < e->n;
+    if (!placed) e->coord = 0;   /* the agreement below fails the start everywhere */
     e->mode = mode;
     e->my_parent = -1;
     e->ring_epoch = -1;
@@ -632,7 +651,7 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode, i
     e->incl = calloc((size_t)e->n, sizeof(long));
     e->prev_incl = calloc((size_t)e->n, sizeof(long));
     e->msg = calloc((size_t)(RH_LEN + e->n), sizeof(long));
-    int ok = e->slots && e->gone && e->incl && e->prev_incl && e->msg && e->blocked_at && e->blocked_need && e->parent;
+    int ok = placed && e->slots && e->gone && e->incl && e->prev_incl && e->msg && e->blocked_at && e->blocked_need && e->parent;
     for (int r = 0; ok && r < e->n; r++) e->blocked_at[r] = e->parent[r] = -1;
     for (int s = 0; ok && s < e->nslots; s++) {
         sc_slot *sl = &e->slots[s];

@@ -29,9 +29,11 @@ typedef struct sc_engine_stats {
 } sc_engine_stats;
 
 /* Start the engine for comm, whose eligible calls follow the learned
- * pattern.  Collective over comm (duplicates it).  NULL on failure, with
- * a notice; the caller then stays exact. */
-sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode, int comm_id);
+ * pattern.  Collective over comm (duplicates it).  learn_compute_s: this
+ * rank's compute time while the pattern was learned, which places the
+ * coordinator.  NULL on failure, with a notice; the caller then stays exact. */
+sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode, int comm_id,
+                           double learn_compute_s);
 
 /* One eligible call on a slot.  exact: wait for the round holding this
  * buffer (sync semantics, flush); else return missed rounds at once when

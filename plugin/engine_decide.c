@@ -48,6 +48,7 @@ struct sc_decider *sc_decider_new(sc_engine *e, int comm_id)
         sc_decider_free(d);
         return NULL;
     }
+    sc_report_coordinator(comm_id, e->rank);
     if (sc_rt.policy.mode == SC_MODE_AUTO) {
         size_t cells = (size_t)e->n * SC_NFEAT;
         d->acc = calloc(cells, sizeof(double));
@@ -64,6 +65,8 @@ struct sc_decider *sc_decider_new(sc_engine *e, int comm_id)
             .staleness = sc_rt.policy.staleness,
             .allowed_modes_mask = 0,
             .model_path = sc_rt.policy.model[0] ? sc_rt.policy.model : NULL,
+            .coordinator_fixed = 1,   /* placed at engine start (engine.c), never moved */
+            .coordinator = e->coord,
         };
         char msg[256] = "";
         if (d->acc && d->row && d->nacc && d->last_t && d->dec_parent)
@@ -226,9 +229,15 @@ int sc_decider_decide(struct sc_decider *d, long *parent, sc_mode *mode, int *k)
         *mode = SC_MODE_GROUPS;
         if (change) {
             int children = 0;
-            for (int r = 0; r < d->n; r++) children += parent[r] >= 0;
-            sc_report_decision(d->comm_id, d->coord_steps, SC_MODE_GROUPS, *k, children,
-                               "ranks over 1.2x the fastest compute become children", "");
+            char reason[160], *at = reason;
+            at += snprintf(reason, sizeof reason, "ranks over 1.2x the fastest compute become children");
+            for (int r = 0; r < d->n; r++) {
+                if (parent[r] < 0) continue;
+                if (at < reason + sizeof reason - 24)
+                    at += snprintf(at, (size_t)(reason + sizeof reason - at), "%s%d", children ? "," : ": rank ", r);
+                children++;
+            }
+            sc_report_decision(d->comm_id, d->coord_steps, SC_MODE_GROUPS, *k, children, reason, "");
         }
     }
     (void)k;

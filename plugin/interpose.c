@@ -237,26 +237,29 @@ static void pay_carry(sc_comm *cs, sc_sig sig, void *recvbuf)
 static int tolerant_allreduce(sc_comm *cs, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
                               sc_sig sig, sc_mode *mode)
 {
+    double outside = cs->last_exit > 0 ? PMPI_Wtime() - cs->last_exit : 0;
     int slot = sc_pattern_next(&cs->pattern, sig);
     if (slot == SC_PAT_RELEARN && cs->engine) {
         sc_say(SC_SAY_RELEARN, 0, "starcoll: the pattern of MPI_Allreduce calls changed; learning it again (exact meanwhile)");
         sc_comm_stop_engine(cs, 1);   /* collective: every rank drops the pattern at this same call */
+        cs->learn_compute_s = 0;
     }
     if (slot >= 0 && !cs->engine && !cs->engine_failed) {
         sc_mode start = sc_rt.policy.mode == SC_MODE_AUTO ? SC_MODE_SYNC : sc_rt.policy.mode;
         sc_engine_away_hook = away_hook;
-        cs->engine = sc_engine_start(cs->comm, &cs->pattern, start, (int)(cs->row - sc_rt.rows));
+        cs->engine = sc_engine_start(cs->comm, &cs->pattern, start, (int)(cs->row - sc_rt.rows), cs->learn_compute_s);
         if (!cs->engine) {
             cs->engine_failed = 1;
             sc_say(SC_SAY_ENGINE, 0, "starcoll: could not start the tolerant engine; this communicator stays exact (sync)");
         }
     }
     if (slot < 0 || !cs->engine) {
+        cs->learn_compute_s += outside;
         *mode = SC_MODE_SYNC;
         return blocking_allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, cs->comm);
     }
     if (slot == 0) cs->row->steps += 1;
-    if (cs->last_exit > 0) cs->row->compute_s += PMPI_Wtime() - cs->last_exit;
+    cs->row->compute_s += outside;
     *mode = sc_engine_mode(cs->engine);
     return sc_engine_call(cs->engine, slot, sendbuf, recvbuf, sc_rt.pcontrol_exact);
 }
@@ -314,7 +317,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     }
     if (cs->carry && rc == MPI_SUCCESS) pay_carry(cs, sig, recvbuf);
     double t1 = PMPI_Wtime(), dt = t1 - t0;
-    cs->last_exit = cs->engine ? t1 : 0;
+    cs->last_exit = t1;
     cs->row->eligible += 1;
     cs->row->bytes += (double)count * (double)sc_dkind_size(shape.dkind);
     cs->row->time_in += dt;

@@ -1,5 +1,6 @@
 #include "config.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <errno.h>
 #include "report.h"
@@ -84,14 +85,55 @@ void sc_report_decision(int comm, long step, sc_mode mode, int k, int children, 
              signals ? signals : "");
 }
 
-static void write_decisions(FILE *f)
+void sc_report_coordinator(int comm, int rank)
 {
-    if (!sc_rt.ndecisions) return;
-    fprintf(f, "@--- Decisions (%d; step counted by the coordinator) ---\n", sc_rt.ndecisions);
-    fputs(sc_rt.decisions, f);
+    size_t used = strlen(sc_rt.decisions);
+    if (used + 200 >= sizeof sc_rt.decisions) return;
+    snprintf(sc_rt.decisions + used, sizeof sc_rt.decisions - used,
+             "  comm %d: coordinator rank %d (least compute while the pattern was learned)\n", comm, rank);
 }
 
-static void write_report(FILE *f, const double *sum, const double *max)
+/* Decisions are kept by each communicator's coordinator, which may be any
+ * rank: world rank 0 gathers them, in rank order.  NULL when they cannot be
+ * had (the report then goes without them); *count gets their number. */
+static char *gather_decisions(int *count)
+{
+    int len = (int)strlen(sc_rt.decisions), n = sc_rt.world_size, me = sc_rt.world_rank;
+    int *lens = me == 0 ? calloc((size_t)n, sizeof(int)) : NULL, *at = me == 0 ? calloc((size_t)n, sizeof(int)) : NULL;
+    int ok = me != 0 || (lens && at), all = 0;
+    if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS || !all ||
+        PMPI_Reduce(&sc_rt.ndecisions, count, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD) != MPI_SUCCESS ||
+        PMPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
+        free(lens);
+        free(at);
+        return NULL;
+    }
+    size_t total = 0;
+    for (int r = 0; me == 0 && r < n; r++) {
+        at[r] = (int)total;
+        total += (size_t)lens[r];
+    }
+    char *text = me == 0 ? malloc(total + 1) : NULL;
+    ok = me != 0 || text;
+    if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS || !all ||
+        PMPI_Gatherv(sc_rt.decisions, len, MPI_CHAR, text, lens, at, MPI_CHAR, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
+        free(text);
+        text = NULL;
+    }
+    if (text) text[total] = '\0';
+    free(lens);
+    free(at);
+    return text;
+}
+
+static void write_decisions(FILE *f, const char *text, int count)
+{
+    if (!text || !text[0]) return;
+    fprintf(f, "@--- Decisions (%d; step counted by the coordinator) ---\n", count);
+    fputs(text, f);
+}
+
+static void write_report(FILE *f, const double *sum, const double *max, const char *decisions, int ndecisions)
 {
     char pol[512], inj[256];
     sc_policy_describe(&sc_rt.policy, pol, sizeof pol);
@@ -124,7 +166,7 @@ static void write_report(FILE *f, const double *sum, const double *max)
         fputc('\n', f);
     }
     write_tolerant(f, sum, max);
-    write_decisions(f);
+    write_decisions(f, decisions, ndecisions);
     fprintf(f, "@--- end of starcoll report ---\n");
     fprintf(f, "starcoll: totals eligible=%.0f passthrough=%.0f bytes=%.0f", tot[F_ELIG], tot[F_PASS], tot[F_BYTES]);
     for (int k = 0; k < SC_MODE_AUTO; k++) fprintf(f, " %s=%.0f", sc_mode_name((sc_mode)k), tot[F_MODE0 + k]);
@@ -148,6 +190,8 @@ void sc_report_write(void)
         if (sc_rt.world_rank == 0) fprintf(stderr, "starcoll: could not gather the report; none written\n");
         return;
     }
+    int ndecisions = 0;
+    char *decisions = gather_decisions(&ndecisions);
     if (sc_rt.world_rank != 0) return;
     FILE *f = stderr;
     if (sc_rt.policy.report == SC_REPORT_FILE) {
@@ -158,7 +202,8 @@ void sc_report_write(void)
             f = stderr;
         }
     }
-    write_report(f, gsum, gmax);
+    write_report(f, gsum, gmax, decisions, ndecisions);
+    free(decisions);
     if (f != stderr) fclose(f);
     else fflush(f);
 }

@@ -4,7 +4,9 @@
 #define STARCOLL_REPORT_H
 #include "sc_features.h"
 
-/* A selector decision, kept for the report (on the rank that writes it). */
+/* A communicator's coordinator, said once by the coordinator's process. */
+void sc_report_coordinator(int comm, int rank);
+/* A decision, kept by the coordinator's process (world rank 0 gathers them). */
 void sc_report_decision(int comm, long step, sc_mode mode, int k, int children, const char *reason,
                         const char *signals);
 

@@ -34,7 +34,7 @@ typedef struct sc_runtime {
     double t_init;
     int said[32];               /* one-time notices already printed */
     struct sc_monitor *monitor; /* tolerant policies: per-step signals (application thread) */
-    char decisions[8192];       /* selector decisions, for the report (coordinator on world rank 0) */
+    char decisions[8192];       /* selector decisions, for the report (this process's coordinators; gathered for the report) */
     int ndecisions;
 } sc_runtime;
 

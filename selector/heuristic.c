@@ -98,7 +98,7 @@ int sc_pick_children(const sc_situation *sit, int any_cause, unsigned char *chil
             int eligible = st->slow_link ||
                            (st->straggler && st->persistent && st->slowdown >= SC_STRAGGLER_RATIO &&
                             (any_cause || st->cause == SC_CAUSE_CPU || st->cause == SC_CAUSE_NETWORK));
-            if (!eligible || child[i])
+            if (!eligible || child[i] || i == sit->keep_member)
                 continue;
             if (pick < 0 || st->slowdown > sit->rank[pick].slowdown)
                 pick = i;

@@ -34,6 +34,7 @@ struct sc_selector {
     sc_candidate cur;
     int *parent;
     int coordinator;
+    int coordinator_fixed;   /* placed by the caller: kept, never a child */
     char reason[160];
     int exploring; /* the decision in force is an exploration */
 
@@ -72,7 +73,7 @@ static void initial_decision(sc_selector *s)
     memset(s->ring, 1, (size_t)s->n);
     for (int i = 0; i < s->n; i++)
         s->parent[i] = -1;
-    s->coordinator = 0;
+    s->coordinator = s->coordinator_fixed ? s->coordinator : 0;
     snprintf(s->reason, sizeof s->reason, "initial: sync until the first decision");
 }
 
@@ -99,6 +100,8 @@ sc_selector *sc_selector_new(const sc_selector_config *cfg, char *msg, size_t ms
     s->pol.allowed = cfg->allowed_modes_mask ? (unsigned)cfg->allowed_modes_mask : ~0u;
     s->pol.quorum_fixed = cfg->quorum_fixed > n ? n : (cfg->quorum_fixed > 0 ? cfg->quorum_fixed : 0);
     s->pol.staleness = cfg->staleness > 0 ? cfg->staleness : 0;
+    s->coordinator_fixed = cfg->coordinator_fixed && cfg->coordinator >= 0 && cfg->coordinator < n;
+    s->coordinator = s->coordinator_fixed ? cfg->coordinator : 0;
     /* Two epochs of steps: objectives estimated on 20 jittery steps swing by
      * several percent from one epoch to the next. */
     int span = 2 * cfg->epoch_steps;
@@ -295,6 +298,7 @@ static void build_situation(sc_selector *s)
         .noise_measured = s->ns.samples > 0,
         .onset = onset,
         .prior_scale = 1.0,
+        .keep_member = s->coordinator_fixed ? s->coordinator : -1,
     };
 }
 
@@ -412,7 +416,8 @@ int sc_selector_decide(sc_selector *s, long step, sc_decision *out)
     }
     for (int i = 0; i < n; i++)
         s->ring[i] = s->cur.child[i] ? 0 : 1;
-    s->coordinator = sc_place_coordinator(n, st, s->cur.child, s->coordinator);
+    if (!s->coordinator_fixed)
+        s->coordinator = sc_place_coordinator(n, st, s->cur.child, s->coordinator);
 
     learn_window(s, cls);
     for (int i = 0; i < n; i++)

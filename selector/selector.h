@@ -36,6 +36,9 @@ typedef struct sc_selector_config {
     int staleness;          /* STARCOLL_STALENESS; 0 rules quorum out */
     int allowed_modes_mask; /* bit (1 << sc_mode) per mode the selector may pick; 0: all; sync always */
     const char *model_path; /* learned: model file to start from (NULL: none); not kept */
+    int coordinator_fixed;  /* 1: the caller placed the coordinator at `coordinator` and never moves it
+                               (it is never made a child); 0: the selector places it */
+    int coordinator;
 } sc_selector_config;
 
 typedef struct sc_selector sc_selector;

@@ -20,6 +20,7 @@ typedef struct sc_situation {
     int noise_measured;
     int onset;                     /* a straggler appeared or became persistent since the last decision */
     double prior_scale;            /* measured / predicted interval of the mode in force (1: unknown) */
+    int keep_member;               /* a rank never made a child (the placed coordinator), -1 none */
 } sc_situation;
 
 typedef struct sc_limits {

@@ -10,11 +10,12 @@
  * made once ranks have left.
  *
  * usage: mpi_tolerant [--pattern none|persistent|jitter|burst|onset|sleep3]
- *          [--steps N] [--compute-ms MS] [--spin-ms MS] [--onset-end STEP]
+ *          [--steps N] [--compute-ms MS] [--spin-ms MS] [--onset-end STEP] [--slow-rank R]
  *          [--swap] [--ragged DIR] [--two-comms] [--in-place] [--stray] [--double]
  * --spin-ms adds MS of CPU work per step (measured on the thread's CPU clock,
  * so a rank starved of CPU takes longer to do it, as real compute would);
- * --onset-end ends the onset pattern's slowdown at STEP. */
+ * --onset-end ends the onset pattern's slowdown at STEP; --slow-rank names
+ * the persistent pattern's straggler (default: the last rank). */
 #include <math.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -28,7 +29,8 @@ static const int slot_count[NSLOTS] = {65536, 32768, 65536};   /* 256 KiB, 128 K
 
 static int rank, size, steps = 40, use_double = 0, in_place = 0, swap = 0, two_comms = 0, stray = 0;
 static double compute_ms = 8, spin_ms = 0;
-static int onset_end = -1;   /* onset pattern: first step back at normal speed; -1 never */
+static int onset_end = -1;
+static int slow_rank = -1;   /* persistent pattern: the straggler; -1: the last rank */   /* onset pattern: first step back at normal speed; -1 never */
 static const char *pattern = "none", *ragged_dir = NULL;
 
 static void sleep_ms(double ms)
@@ -50,7 +52,7 @@ static uint64_t mix(uint64_t x)
 static double step_ms(int step)
 {
     double base = compute_ms;
-    if (strcmp(pattern, "persistent") == 0) return rank == size - 1 ? 2 * base : base;
+    if (strcmp(pattern, "persistent") == 0) return rank == (slow_rank >= 0 ? slow_rank : size - 1) ? 2 * base : base;
     if (strcmp(pattern, "jitter") == 0) {
         double u1 = ((double)(mix((uint64_t)rank * 7919 + (uint64_t)step) >> 11) + 0.5) / 9007199254740992.0;
         double u2 = ((double)(mix((uint64_t)rank * 104729 + (uint64_t)step + 17) >> 11) + 0.5) / 9007199254740992.0;
@@ -216,6 +218,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--compute-ms") && i + 1 < argc) compute_ms = atof(argv[++i]);
         else if (!strcmp(argv[i], "--spin-ms") && i + 1 < argc) spin_ms = atof(argv[++i]);
         else if (!strcmp(argv[i], "--onset-end") && i + 1 < argc) onset_end = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--slow-rank") && i + 1 < argc) slow_rank = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--ragged") && i + 1 < argc) ragged_dir = argv[++i];
         else if (!strcmp(argv[i], "--swap")) swap = 1;
         else if (!strcmp(argv[i], "--two-comms")) two_comms = 1;

@@ -41,6 +41,22 @@ for mode in $MODES; do
         tolerant_job "$mode-$p" "$mode" -- --pattern "$p"
     done
     tolerant_job "$mode-swap" "$mode" -- --pattern persistent --swap
+    if [ "$mode" = groups ]; then
+        # Rank 0 slow from the start: the coordinator goes elsewhere, so
+        # rank 0 can be made a child like any straggler.
+        tolerant_job groups-slow0 groups -- --pattern persistent --slow-rank 0 --steps 80
+        if sc_preloading; then
+            coord=$(sed -nE 's/^ *comm 0: coordinator rank ([0-9]+).*/\1/p' "$SC_WORK/groups-slow0.report" | head -n 1)
+            if [ -n "$coord" ] && [ "$coord" != 0 ]; then ok "groups-slow0: the coordinator is rank $coord, not the slow rank 0"
+            else fail "groups-slow0: the coordinator is '${coord:-not reported}', expected a rank other than the slow rank 0"; fi
+            if grep -qE "^ *comm 0 step [0-9]+: groups k=[0-9]+ children=1: .*become children: rank 0$" "$SC_WORK/groups-slow0.report"; then
+                ok "groups-slow0: rank 0 made a child"
+            else
+                fail "groups-slow0: no decision made rank 0 (alone) a child"
+                sed -n '/^@--- Decisions/,/^@--- end/p' "$SC_WORK/groups-slow0.report"
+            fi
+        fi
+    fi
     # the split halves have 4 ranks: quorum 3 there
     SC_K=3 tolerant_job "$mode-mixed" "$mode" -- --pattern jitter --two-comms --in-place --stray --double
     SC_K=6 tolerant_job "$mode-k6" "$mode" STARCOLL_QUORUM=6 -- --pattern burst
