@@ -145,6 +145,29 @@ static void test_work_straggler_classified(void)
     driver_free(&dr);
 }
 
+/* A coordinator placed by the caller stays where it is and is never made
+ * a child, even when it is the straggler; the others still are. */
+static void test_fixed_coordinator_kept(void)
+{
+    sc_selector_config cfg = {.kind = SC_KIND_HEURISTIC, .nranks = 8, .epoch_steps = 20,
+                              .staleness = 4, .coordinator_fixed = 1, .coordinator = 3};
+    CU_ASSERT_FATAL(driver_init_cfg(&dr, &cfg, 2) == 0);
+    dr.syn.jitter = 0.01;
+    for (int r = 3; r <= 5; r += 2) {   /* the coordinator and rank 5, both starved of CPU */
+        dr.syn.rank[r].slow = 2.0;
+        dr.syn.rank[r].runq_share = 0.5;
+    }
+    driver_run(&dr, 60, 1);
+    show("fixed coordinator 3, stragglers 3 and 5", &dr);
+    CU_ASSERT_EQUAL(dr.d.coordinator, 3);
+    CU_ASSERT_EQUAL(dr.parent[3], -1);
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_GROUPS);
+    CU_ASSERT(dr.parent[5] >= 0 && dr.parent[5] != 3 && dr.parent[5] != 5);
+    for (int c = 0; c < dr.changes; c++)
+        CU_ASSERT_PTR_NULL(strstr(dr.change_reason[c], "coordinator moved"));
+    driver_free(&dr);
+}
+
 static void test_slow_link_becomes_child(void)
 {
     CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 7) == 0);
@@ -603,6 +626,7 @@ void register_decide_suite(void)
     CU_add_test(s, "sleeping straggler (no cause) -> quorum k=n-1", test_sleeping_straggler_gives_quorum);
     CU_add_test(s, "more compute with CPU busy -> cause work, no child", test_work_straggler_classified);
     CU_add_test(s, "lone slow link -> cause network, child", test_slow_link_becomes_child);
+    CU_add_test(s, "a coordinator placed by the caller is kept and never a child", test_fixed_coordinator_kept);
     CU_add_test(s, "slow link only the probe sees -> cause network, child", test_slow_link_found_by_probe);
     CU_add_test(s, "straggler appears then goes away: quick switch and back", test_onset_and_recovery);
     CU_add_test(s, "onset detection latency and false onsets", test_onset_latency_table);
