@@ -1,6 +1,7 @@
 /* The selector's front end: observe steps, decide modes. */
 #include "selector.h"
 #include "heuristic.h"
+#include "child_hold.h"
 #include "hysteresis.h"
 #include "learned.h"
 #include "model_file.h"
@@ -27,6 +28,7 @@ struct sc_selector {
     sc_noise_scale ns;
     sc_learned *model; /* learned selector only */
     sc_hysteresis hys;
+    sc_child_hold hold;
     sc_detect_summary sum;
     sc_situation sit;
 
@@ -108,7 +110,8 @@ sc_selector *sc_selector_new(const sc_selector_config *cfg, char *msg, size_t ms
     int cap = span < WINDOW_MIN ? WINDOW_MIN : span > WINDOW_MAX ? WINDOW_MAX : span;
     int persist = cfg->epoch_steps / 2 > 2 ? cfg->epoch_steps / 2 : 2;
     s->det = sc_detect_new(n, persist);
-    int bad = !s->det || sc_window_init(&s->win, n, cap) != 0 || sc_hysteresis_init(&s->hys, n) != 0;
+    int bad = !s->det || sc_window_init(&s->win, n, cap) != 0 || sc_hysteresis_init(&s->hys, n) != 0 ||
+              sc_child_hold_init(&s->hold, n) != 0;
     s->cur.child = calloc(un, 1);
     s->cand.child = calloc(un, 1);
     s->ring = calloc(un, 1);
@@ -170,6 +173,7 @@ void sc_selector_free(sc_selector *s)
     sc_detect_free(s->det);
     sc_window_free(&s->win);
     sc_hysteresis_free(&s->hys);
+    sc_child_hold_free(&s->hold);
     free(s->model);
     free(s->cur.child);
     free(s->cand.child);
@@ -371,6 +375,7 @@ int sc_selector_decide(sc_selector *s, long step, sc_decision *out)
     } else {
         sc_heuristic_choose(sit, &s->pol, s->cur.mode, &s->cand);
     }
+    sc_child_hold_apply(&s->hold, step, &s->cur, &s->cand);
 
     int use_margin;
     if (s->kind == SC_KIND_LEARNED) {
@@ -408,6 +413,7 @@ int sc_selector_decide(sc_selector *s, long step, sc_decision *out)
         s->cur.objective = s->cand.objective;
         snprintf(s->reason, sizeof s->reason, "%s", s->cand.reason);
     }
+    sc_child_hold_update(&s->hold, step, s->epoch, s->cur.child);
     const sc_rank_status *st = sc_detect_status(s->det);
     int fits = sc_place_parents(n, st, s->cur.child, s->prev_parent, s->parent);
     if (fits == 0 && accept) {

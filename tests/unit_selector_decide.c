@@ -168,6 +168,33 @@ static void test_fixed_coordinator_kept(void)
     driver_free(&dr);
 }
 
+/* A rank slow only while it is a ring member (starved of the CPU that
+ * taking part in every round needs) looks healthy as a child and is
+ * released; coming back slow soon after, it is held a child, longer each
+ * time, so the topology stops flapping. */
+static void test_returning_child_is_held(void)
+{
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 5) == 0);
+    dr.syn.jitter = 0.01;
+    dr.syn.rank[5].slow = 2.0;
+    dr.syn.rank[5].runq_share = 0.5;
+    dr.syn.rank[5].member_only = 1;
+    driver_run(&dr, 600, 1);
+    show("slow only as a member", &dr);
+    int releases = 0;   /* groups left for another mode */
+    for (int c = 1; c < dr.changes; c++)
+        releases += dr.change_mode[c - 1] == SC_MODE_GROUPS && dr.change_mode[c] != SC_MODE_GROUPS;
+    printf("    %d changes, %d leaving groups\n", dr.changes, releases);
+    for (int c = 0; c < dr.changes; c++)
+        printf("      step %ld: %s %s\n", dr.change_step[c], sc_sel_mode_name(dr.change_mode[c]), dr.change_reason[c]);
+    /* Held 4, then 8, then 16 epochs: it leaves groups 3 times in 600 steps;
+     * unheld, every other epoch or so. */
+    CU_ASSERT(releases <= 3);
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_GROUPS);
+    CU_ASSERT(dr.parent[5] >= 0);
+    driver_free(&dr);
+}
+
 static void test_slow_link_becomes_child(void)
 {
     CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 7) == 0);
@@ -626,6 +653,7 @@ void register_decide_suite(void)
     CU_add_test(s, "sleeping straggler (no cause) -> quorum k=n-1", test_sleeping_straggler_gives_quorum);
     CU_add_test(s, "more compute with CPU busy -> cause work, no child", test_work_straggler_classified);
     CU_add_test(s, "lone slow link -> cause network, child", test_slow_link_becomes_child);
+    CU_add_test(s, "a child slow again soon after its release is held a child", test_returning_child_is_held);
     CU_add_test(s, "a coordinator placed by the caller is kept and never a child", test_fixed_coordinator_kept);
     CU_add_test(s, "slow link only the probe sees -> cause network, child", test_slow_link_found_by_probe);
     CU_add_test(s, "straggler appears then goes away: quick switch and back", test_onset_and_recovery);

@@ -52,7 +52,8 @@ void synth_step(synth *s, sc_mode mode, int k, const int *parent, double *feat)
     int m = 0;
     for (int i = 0; i < n; i++) {
         double j = s->jitter > 0.0 ? exp(s->jitter * synth_normal(s)) : 1.0;
-        c[i] = s->compute_s * s->rank[i].slow * j;
+        int hidden = s->rank[i].member_only && parent && parent[i] >= 0;
+        c[i] = s->compute_s * (hidden ? 1.0 : s->rank[i].slow) * j;
         if (!parent || parent[i] < 0)
             sorted[m++] = c[i];
     }
@@ -85,10 +86,11 @@ void synth_step(synth *s, sc_mode mode, int k, const int *parent, double *feat)
         f[SC_F_STEP_S] = step;
         f[SC_F_COMPUTE_S] = c[i];
         f[SC_F_WAIT_S] = wait;
-        double busy = r->sleeps ? 0.02 * c[i] : c[i] * (1.0 - r->runq_share);
+        double runq = r->member_only && !ring ? 0.0 : r->runq_share;
+        double busy = r->sleeps ? 0.02 * c[i] : c[i] * (1.0 - runq);
         f[SC_F_CPU_S] = busy + 0.3 * wait; /* MPI polls part of the wait */
-        f[SC_F_RUNQ_S] = c[i] * r->runq_share;
-        f[SC_F_NVCSW] = (r->runq_share > 0.0 ? 400.0 : 5.0) * step;
+        f[SC_F_RUNQ_S] = c[i] * runq;
+        f[SC_F_NVCSW] = (runq > 0.0 ? 400.0 : 5.0) * step;
         f[SC_F_NIC_TX_BPS] = f[SC_F_NIC_RX_BPS] = r->link_util * LINK_SPEED;
         f[SC_F_NIC_SPEED_BPS] = LINK_SPEED;
         f[SC_F_IB_WAIT_PS] = r->ib_wait_ps;

@@ -22,6 +22,7 @@ typedef struct synth_rank {
     double ib_wait_ps;  /* InfiniBand port_xmit_wait per second */
     double xfer_extra;  /* extra own transfer time, seconds (slow link) */
     double link_spb;    /* the link probe's seconds per byte (0: no probe yet) */
+    int member_only;    /* slow (slow, runq_share) only while a ring member: as a child it looks healthy */
 } synth_rank;
 
 typedef struct synth {
