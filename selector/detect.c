@@ -35,6 +35,7 @@
 #define IB_FLOOR 1000.0        /* ... and at least this many per second */
 #define NET_BOUND_SHARE 0.2    /* transfer share of the step for the network to matter */
 #define RUNQ_COVERS 0.5        /* extra run-queue delay covering this share of the extra compute: cpu */
+#define STARVED_EXCESS 0.3     /* run-queue share this far above the peers' median (and RUNQ_FACTOR times it) ... */
 #define PROBE_FACTOR 4.0       /* link probe this times the peers' median ... */
 /* ... and slower by XFER_EXCESS of the median step: the link alone would
  * make the rank a straggler by the 1.2x rule. */
@@ -49,6 +50,7 @@ struct cusum {
     double after_sum; /* sum of r over the steps after the onset was detected */
     long after_n;
     long net_since;   /* first step of the window where net pressure began, -1 */
+    long starved_since; /* first step of the window where CPU starvation began, -1 */
 };
 
 struct sc_detect {
@@ -89,6 +91,7 @@ sc_detect *sc_detect_new(int nranks, int persist_steps)
         d->st[i].slowdown = 1.0;
         d->st[i].cpu_headroom = d->st[i].nic_headroom = 1.0;
         d->cs[i].net_since = -1;
+        d->cs[i].starved_since = -1;
     }
     return d;
 }
@@ -144,7 +147,7 @@ static int reference_ranks(const sc_detect *d, const unsigned char *ring, int *i
 {
     int m = 0;
     for (int i = 0; i < d->n; i++)
-        if ((!ring || ring[i]) && !d->st[i].straggler && !d->st[i].slow_link)
+        if ((!ring || ring[i]) && !d->st[i].straggler && !d->st[i].slow_link && !d->st[i].starved)
             idx[m++] = i;
     if (m == 0)
         for (int i = 0; i < d->n; i++)
@@ -394,15 +397,36 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
             c->net_since = -1;
         }
         st->slow_link = lone_link && last_step - c->net_since + 1 >= d->persist;
-        st->persistent = (st->straggler && last_step - st->onset_step + 1 >= d->persist) || st->slow_link;
+        /* Starved of CPU where transfers matter.  A rank whose compute is
+         * mostly waiting (sleeps, I/O, a GPU) computes no slower under a
+         * quota, but every exact collective waits for its MPI progress, and
+         * there every rank waits alike: timing cannot tell, its run-queue
+         * delay (throttling counts there) can.  A child no longer takes
+         * part in the rounds, so its transfers say nothing: still starved,
+         * it stays starved. */
+        int child = ring && !ring[i];
+        int starved_now = st->runq_share >= med_runq + STARVED_EXCESS && st->runq_share >= RUNQ_FACTOR * med_runq &&
+                          (share >= NET_BOUND_SHARE || child);
+        if (starved_now) {
+            if (c->starved_since < 0)
+                c->starved_since = last_step - window_steps + 1;
+        } else {
+            c->starved_since = -1;
+        }
+        st->starved = starved_now && last_step - c->starved_since + 1 >= d->persist;
+        st->persistent = (st->straggler && last_step - st->onset_step + 1 >= d->persist) || st->slow_link || st->starved;
         if (st->straggler || lone_link)
             st->cause = cause_of(st, med_compute, med_runq, med_runq_s, med_cpw, med_nvcsw, med_xfer, med_own);
+        else if (st->starved)
+            st->cause = SC_CAUSE_CPU;
         else
             st->cause = SC_CAUSE_NONE;
         if (st->straggler)
             sum->nstragglers++;
         if (st->slow_link)
             sum->nslow_links++;
+        if (st->starved)
+            sum->nstarved++;
         if (st->slowdown > worst) {
             worst = st->slowdown;
             sum->worst = i;

@@ -41,6 +41,7 @@ typedef struct sc_rank_status {
     int net_pressure;  /* link near its speed, InfiniBand waits or probe far above its peers' */
     int probe_slow;    /* its link probe far slower than its peers', and that matters to the step */
     int slow_link;     /* net_pressure on this rank only (not the majority), held persistently */
+    int starved;       /* run-queue share far above its peers' where transfers matter, held persistently */
     sc_cause cause;    /* why it is slow; SC_CAUSE_NONE when not slow or unexplained */
     double slowdown;   /* own step time / median over the ring's non-stragglers */
     double own_s, compute_s, xfer_s, step_s; /* window means, seconds */
@@ -61,6 +62,7 @@ typedef struct sc_rank_status {
 typedef struct sc_detect_summary {
     int nstragglers;  /* ranks held slow by the change-point test */
     int nslow_links;  /* ranks with slow_link set */
+    int nstarved;     /* ranks with starved set */
     int nlink_near;   /* ranks whose link runs near its speed */
     int ib_growing;   /* the median InfiniBand wait rate at least doubled */
     int net_bound;    /* the network is the bottleneck of the job */

@@ -95,7 +95,7 @@ int sc_pick_children(const sc_situation *sit, int any_cause, unsigned char *chil
         int pick = -1;
         for (int i = 0; i < n; i++) {
             const sc_rank_status *st = &sit->rank[i];
-            int eligible = st->slow_link ||
+            int eligible = st->slow_link || st->starved ||
                            (st->straggler && st->persistent && st->slowdown >= SC_STRAGGLER_RATIO &&
                             (any_cause || st->cause == SC_CAUSE_CPU || st->cause == SC_CAUSE_NETWORK));
             if (!eligible || child[i] || i == sit->keep_member)
@@ -166,7 +166,7 @@ void sc_heuristic_choose(const sc_situation *sit, const sc_limits *pol, sc_mode 
     }
     memset(out->child, 0, (size_t)n);
 
-    if (n >= 3 && sum->net_bound && sum->nstragglers == 0 && sum->nslow_links == 0 &&
+    if (n >= 3 && sum->net_bound && sum->nstragglers == 0 && sum->nslow_links == 0 && sum->nstarved == 0 &&
         sc_limits_allow(pol, SC_MODE_HIER)) {
         out->mode = SC_MODE_HIER;
         out->interval = sc_predict_interval(sit, SC_MODE_HIER, n, NULL);

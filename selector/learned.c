@@ -20,7 +20,7 @@ int sc_learned_class(const sc_situation *sit)
     int strag = 0, worst = -1;
     for (int i = 0; i < sit->nranks; i++) {
         const sc_rank_status *st = &sit->rank[i];
-        if (!st->straggler && !st->slow_link)
+        if (!st->straggler && !st->slow_link && !st->starved)
             continue;
         if (strag < 1)
             strag = 1;

@@ -485,7 +485,7 @@ void sc_selector_signals(const sc_selector *s, char *buf, size_t len)
     const sc_rank_status *st = sc_detect_status(s->det);
     int listed = 0;
     for (int i = 0; i < s->n && used > 0 && (size_t)used < len; i++) {
-        if (!st[i].straggler && !st[i].slow_link)
+        if (!st[i].straggler && !st[i].slow_link && !st[i].starved)
             continue;
         if (listed == 4) {
             used += snprintf(buf + used, len - (size_t)used, ", ...");

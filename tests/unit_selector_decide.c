@@ -195,6 +195,40 @@ static void test_returning_child_is_held(void)
     driver_free(&dr);
 }
 
+/* Starved of CPU, computing no slower (its compute is mostly waiting) but
+ * slowing every exact collective: everyone waits alike, so only its
+ * run-queue delay tells. */
+static void starved_run(double runq, double others, int expect_child)
+{
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 13) == 0);
+    dr.syn.jitter = 0.01;
+    dr.syn.comm_s = 0.04;
+    for (int i = 0; i < 8; i++)
+        dr.syn.rank[i].runq_share = others;
+    dr.syn.rank[2].runq_share = runq;
+    dr.syn.rank[2].xfer_extra = 0.03;   /* its MPI progress, which every round waits for */
+    driver_run(&dr, 80, 1);
+    show(expect_child ? "starved, compute unchanged" : "run-queue alike everywhere", &dr);
+    const sc_rank_status *st = sc_selector_ranks(dr.sel);
+    if (expect_child) {
+        /* made a child for cause cpu (as a child its exchange with the parent may look slow) */
+        CU_ASSERT_PTR_NOT_NULL(strstr(dr.d.reason, "rank 2 1.00x cpu"));
+        CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_GROUPS);
+        CU_ASSERT(dr.parent[2] >= 0);
+    } else {
+        for (int i = 0; i < 8; i++)
+            CU_ASSERT_FALSE(st[i].starved);
+        CU_ASSERT_NOT_EQUAL(dr.d.mode, SC_MODE_GROUPS);
+    }
+    driver_free(&dr);
+}
+
+static void test_starved_rank_becomes_child(void)
+{
+    starved_run(0.95, 0.3, 1);
+    starved_run(0.5, 0.4, 0);   /* a little more queueing than the others: not starved */
+}
+
 static void test_slow_link_becomes_child(void)
 {
     CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 7) == 0);
@@ -653,6 +687,7 @@ void register_decide_suite(void)
     CU_add_test(s, "sleeping straggler (no cause) -> quorum k=n-1", test_sleeping_straggler_gives_quorum);
     CU_add_test(s, "more compute with CPU busy -> cause work, no child", test_work_straggler_classified);
     CU_add_test(s, "lone slow link -> cause network, child", test_slow_link_becomes_child);
+    CU_add_test(s, "starved of CPU, same compute -> cause cpu, child", test_starved_rank_becomes_child);
     CU_add_test(s, "a child slow again soon after its release is held a child", test_returning_child_is_held);
     CU_add_test(s, "a coordinator placed by the caller is kept and never a child", test_fixed_coordinator_kept);
     CU_add_test(s, "slow link only the probe sees -> cause network, child", test_slow_link_found_by_probe);
