@@ -335,6 +335,20 @@ static sc_cause cause_of(const sc_rank_status *st, double med_compute, double me
     return SC_CAUSE_NONE;
 }
 
+/* A condition seen over the window ending at last_step: *since is the
+ * first step of the run of windows showing it (-1 none).  1 once it has
+ * held for `persist` steps. */
+static int held(long *since, int now, long last_step, int window_steps, int persist)
+{
+    if (!now) {
+        *since = -1;
+        return 0;
+    }
+    if (*since < 0)
+        *since = last_step - window_steps + 1;
+    return last_step - *since + 1 >= persist;
+}
+
 void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const double *mean_feat,
                         const double *mean_own, const double *mean_xfer,
                         const unsigned char *ring, sc_detect_summary *sum)
@@ -390,13 +404,7 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
         /* A link under pressure on this rank alone, where transfers matter
          * (a slow probe says so by itself: the excess counts the step's bytes). */
         int lone_link = !majority && (st->probe_slow || (st->net_pressure && share >= NET_BOUND_SHARE));
-        if (lone_link) {
-            if (c->net_since < 0)
-                c->net_since = last_step - window_steps + 1;
-        } else {
-            c->net_since = -1;
-        }
-        st->slow_link = lone_link && last_step - c->net_since + 1 >= d->persist;
+        st->slow_link = held(&c->net_since, lone_link, last_step, window_steps, d->persist);
         /* Starved of CPU where transfers matter.  A rank whose compute is
          * mostly waiting (sleeps, I/O, a GPU) computes no slower under a
          * quota, but every exact collective waits for its MPI progress, and
@@ -407,13 +415,7 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
         int child = ring && !ring[i];
         int starved_now = st->runq_share >= med_runq + STARVED_EXCESS && st->runq_share >= RUNQ_FACTOR * med_runq &&
                           (share >= NET_BOUND_SHARE || child);
-        if (starved_now) {
-            if (c->starved_since < 0)
-                c->starved_since = last_step - window_steps + 1;
-        } else {
-            c->starved_since = -1;
-        }
-        st->starved = starved_now && last_step - c->starved_since + 1 >= d->persist;
+        st->starved = held(&c->starved_since, starved_now, last_step, window_steps, d->persist);
         st->persistent = (st->straggler && last_step - st->onset_step + 1 >= d->persist) || st->slow_link || st->starved;
         if (st->straggler || lone_link)
             st->cause = cause_of(st, med_compute, med_runq, med_runq_s, med_cpw, med_nvcsw, med_xfer, med_own);
