@@ -40,8 +40,10 @@ void sc_child_hold_update(sc_child_hold *h, long step, int epoch_steps, const un
             if (soon) {
                 int e = h->epochs[i] ? 2 * h->epochs[i] : SC_HOLD_FIRST_EPOCHS;
                 h->epochs[i] = e > SC_HOLD_MAX_EPOCHS ? SC_HOLD_MAX_EPOCHS : e;
-                h->until[i] = step + (long)h->epochs[i] * epoch_steps;
+            } else {
+                h->epochs[i] = 0;
             }
+            h->until[i] = step + (long)(h->epochs[i] ? h->epochs[i] : SC_HOLD_MIN_EPOCHS) * epoch_steps;
         } else if (!child[i] && h->was_child[i]) {
             h->released_at[i] = step;
         }

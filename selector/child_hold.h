@@ -2,17 +2,20 @@
  * looks healthy as a child: nobody waits for it, and work that needs the
  * CPU or the link it lacks (taking part in every round) is no longer its
  * own.  So the detector releases it, it rejoins the ring, is slow again, and
- * the topology flaps.  A rank made a child again within SC_HOLD_FLAP_EPOCHS
- * epochs of its release is held a child for SC_HOLD_FIRST_EPOCHS epochs,
- * twice that at each further return, up to SC_HOLD_MAX_EPOCHS.  Plain C. */
+ * the topology flaps.  So a new child stays one for SC_HOLD_MIN_EPOCHS
+ * epochs whatever its first windows as a child look like, and a rank made a
+ * child again within SC_HOLD_FLAP_EPOCHS epochs of its release is held a
+ * child for SC_HOLD_FIRST_EPOCHS epochs, twice that at each further return,
+ * up to SC_HOLD_MAX_EPOCHS.  Plain C. */
 #ifndef STARCOLL_SELECTOR_CHILD_HOLD_H
 #define STARCOLL_SELECTOR_CHILD_HOLD_H
 
 #include "situation.h"
 
+#define SC_HOLD_MIN_EPOCHS 5
 #define SC_HOLD_FLAP_EPOCHS 10
-#define SC_HOLD_FIRST_EPOCHS 4
-#define SC_HOLD_MAX_EPOCHS 64
+#define SC_HOLD_FIRST_EPOCHS 10
+#define SC_HOLD_MAX_EPOCHS 80
 
 typedef struct sc_child_hold {
     int n;

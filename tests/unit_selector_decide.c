@@ -187,7 +187,7 @@ static void test_returning_child_is_held(void)
     printf("    %d changes, %d leaving groups\n", dr.changes, releases);
     for (int c = 0; c < dr.changes; c++)
         printf("      step %ld: %s %s\n", dr.change_step[c], sc_sel_mode_name(dr.change_mode[c]), dr.change_reason[c]);
-    /* Held 4, then 8, then 16 epochs: it leaves groups 3 times in 600 steps;
+    /* Held 5 epochs at first, then 10, then 20: it leaves groups at most 3 times in 600 steps;
      * unheld, every other epoch or so. */
     CU_ASSERT(releases <= 3);
     CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_GROUPS);
