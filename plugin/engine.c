@@ -415,10 +415,16 @@ static void coordinator_loop(sc_engine *e)
         pthread_mutex_lock(&e->mu);
         sc_mode mode = e->mode;
         int k = e->k;
+        /* A switch to direct announced and not made yet: the ranks are
+         * finishing the step's exact rounds and go direct at their next
+         * step.  A decision now would turn those rounds tolerant, leave
+         * some deposits to rounds that never come (the others have gone
+         * direct) and stall; it waits for the switch. */
+        int switching = e->direct_at > 0 && !e->direct;
         pthread_mutex_unlock(&e->mu);
         sc_mode newmode = mode;
         int newk = k;
-        if (sc_decider_decide(e->decider, newparent, &newmode, &newk)) {
+        if (!switching && sc_decider_decide(e->decider, newparent, &newmode, &newk)) {
             if (apply_decision(e, newparent, newmode, newk) != MPI_SUCCESS) break;
             mode = newmode;
             k = newk;
