@@ -32,10 +32,13 @@ void sc_child_hold_free(sc_child_hold *h)
     memset(h, 0, sizeof *h);
 }
 
-void sc_child_hold_update(sc_child_hold *h, long step, int epoch_steps, const unsigned char *child)
+void sc_child_hold_update(sc_child_hold *h, long step, int epoch_steps, const unsigned char *child,
+                          const sc_rank_status *st)
 {
     for (int i = 0; i < h->n; i++) {
-        if (child[i] && !h->was_child[i]) {
+        if (child[i] && !h->was_child[i] && !(st[i].starved || st[i].probe_slow)) {
+            h->until[i] = -1;   /* made a child on timing alone: not held */
+        } else if (child[i] && !h->was_child[i]) {
             int soon = h->released_at[i] >= 0 && step - h->released_at[i] <= (long)SC_HOLD_FLAP_EPOCHS * epoch_steps;
             if (soon) {
                 int e = h->epochs[i] ? 2 * h->epochs[i] : SC_HOLD_FIRST_EPOCHS;

@@ -413,8 +413,8 @@ int sc_selector_decide(sc_selector *s, long step, sc_decision *out)
         s->cur.objective = s->cand.objective;
         snprintf(s->reason, sizeof s->reason, "%s", s->cand.reason);
     }
-    sc_child_hold_update(&s->hold, step, s->epoch, s->cur.child);
     const sc_rank_status *st = sc_detect_status(s->det);
+    sc_child_hold_update(&s->hold, step, s->epoch, s->cur.child, st);
     int fits = sc_place_parents(n, st, s->cur.child, s->prev_parent, s->parent);
     if (fits == 0 && accept) {
         size_t len = strlen(s->reason);

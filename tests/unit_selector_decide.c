@@ -176,8 +176,11 @@ static void test_returning_child_is_held(void)
 {
     CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 5) == 0);
     dr.syn.jitter = 0.01;
-    dr.syn.rank[5].slow = 2.0;
-    dr.syn.rank[5].runq_share = 0.5;
+    dr.syn.comm_s = 0.04;
+    for (int i = 0; i < 8; i++)
+        dr.syn.rank[i].runq_share = 0.2;
+    dr.syn.rank[5].runq_share = 0.95;   /* starved: its MPI progress holds every round */
+    dr.syn.rank[5].xfer_extra = 0.03;
     dr.syn.rank[5].member_only = 1;
     driver_run(&dr, 600, 1);
     show("slow only as a member", &dr);

@@ -80,7 +80,7 @@ void synth_step(synth *s, sc_mode mode, int k, const int *parent, double *feat)
         } else {
             /* A late quorum member or a child: takes what is ready, or
              * exchanges with its parent, off the critical path. */
-            wait = (ring ? 0.1 * T : T) + r->xfer_extra;
+            wait = (ring ? 0.1 * T : T) + (r->member_only && !ring ? 0.0 : r->xfer_extra);
             step = c[i] + wait > interval ? c[i] + wait : interval;
         }
         f[SC_F_STEP_S] = step;
