@@ -3,8 +3,8 @@
  * CPU or the link it lacks (taking part in every round) is no longer its
  * own.  So the detector releases it, it rejoins the ring, is slow again, and
  * the topology flaps.  This is so for a rank short of a resource the
- * rounds need, which the monitor measures: starved of CPU (run-queue delay)
- * or behind a slow link (the probe).  Such a new child stays one for SC_HOLD_MIN_EPOCHS
+ * rounds need, which the monitor measures: starved of CPU (run-queue delay
+ * far above its peers') or behind a slow link (the probe).  Such a new child stays one for SC_HOLD_MIN_EPOCHS
  * epochs whatever its first windows as a child look like, and a rank made a
  * child again within SC_HOLD_FLAP_EPOCHS epochs of its release is held a
  * child for SC_HOLD_FIRST_EPOCHS epochs, twice that at each further return,

@@ -413,8 +413,8 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
          * part in the rounds, so its transfers say nothing: still starved,
          * it stays starved. */
         int child = ring && !ring[i];
-        int starved_now = st->runq_share >= med_runq + STARVED_EXCESS && st->runq_share >= RUNQ_FACTOR * med_runq &&
-                          (share >= NET_BOUND_SHARE || child);
+        st->runq_far = st->runq_share >= med_runq + STARVED_EXCESS && st->runq_share >= RUNQ_FACTOR * med_runq;
+        int starved_now = st->runq_far && (share >= NET_BOUND_SHARE || child);
         st->starved = held(&c->starved_since, starved_now, last_step, window_steps, d->persist);
         st->persistent = (st->straggler && last_step - st->onset_step + 1 >= d->persist) || st->slow_link || st->starved;
         if (st->straggler || lone_link)

@@ -42,6 +42,7 @@ typedef struct sc_rank_status {
     int probe_slow;    /* its link probe far slower than its peers', and that matters to the step */
     int slow_link;     /* net_pressure on this rank only (not the majority), held persistently */
     int starved;       /* run-queue share far above its peers' where transfers matter, held persistently */
+    int runq_far;      /* run-queue share far above its peers' in this window (STARVED_EXCESS, RUNQ_FACTOR) */
     sc_cause cause;    /* why it is slow; SC_CAUSE_NONE when not slow or unexplained */
     double slowdown;   /* own step time / median over the ring's non-stragglers */
     double own_s, compute_s, xfer_s, step_s; /* window means, seconds */
