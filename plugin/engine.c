@@ -33,6 +33,17 @@ int sc_exact_mode(sc_mode m)
     return m == SC_MODE_SYNC || m == SC_MODE_HIER;
 }
 
+int sc_recv_next(MPI_Comm comm, int tag, MPI_Datatype dt, void *buf, int count, int *src)
+{
+    int flag = 0;
+    MPI_Status st;
+    if (PMPI_Iprobe(MPI_ANY_SOURCE, tag, comm, &flag, &st) != MPI_SUCCESS) return -1;
+    if (!flag) return 0;
+    if (PMPI_Recv(buf, count, dt, st.MPI_SOURCE, tag, comm, MPI_STATUS_IGNORE) != MPI_SUCCESS) return -1;
+    *src = st.MPI_SOURCE;
+    return 1;
+}
+
 /* Sleep on cv_engine (mu held) for at most `s` seconds. */
 static void engine_nap(sc_engine *e, double s)
 {
@@ -205,24 +216,16 @@ static void apply_note(sc_engine *e, int src, const long *note)
 
 static int drain_notes(sc_engine *e)
 {
-    int got = 0;
-    for (;;) {
-        int flag = 0;
-        MPI_Status st;
-        if (PMPI_Iprobe(MPI_ANY_SOURCE, TAG_NOTE, e->ctrl, &flag, &st) != MPI_SUCCESS || !flag) break;
-        long note[NOTE_LEN];
-        if (PMPI_Recv(note, NOTE_LEN, MPI_LONG, st.MPI_SOURCE, TAG_NOTE, e->ctrl, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;
-        apply_note(e, st.MPI_SOURCE, note);
+    int got = 0, src;
+    long note[NOTE_LEN];
+    while (sc_recv_next(e->ctrl, TAG_NOTE, MPI_LONG, note, NOTE_LEN, &src) == 1) {
+        apply_note(e, src, note);
         e->last_note_t = e->last_activity = sc_now();
         got = 1;
     }
-    for (;;) {
-        int flag = 0;
-        MPI_Status st;
-        if (PMPI_Iprobe(MPI_ANY_SOURCE, TAG_FEAT, e->ctrl, &flag, &st) != MPI_SUCCESS || !flag) break;
-        double feat[SC_NFEAT];
-        if (PMPI_Recv(feat, SC_NFEAT, MPI_DOUBLE, st.MPI_SOURCE, TAG_FEAT, e->ctrl, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;
-        sc_decider_observe(e->decider, st.MPI_SOURCE, feat);
+    double feat[SC_NFEAT];
+    while (sc_recv_next(e->ctrl, TAG_FEAT, MPI_DOUBLE, feat, SC_NFEAT, &src) == 1) {
+        sc_decider_observe(e->decider, src, feat);
         got = 1;
     }
     return got;

@@ -212,14 +212,9 @@ void sc_groups_owe(sc_engine *e, int s, const void *result, const long *incl)
  * a former child are recognised by their epoch and dropped). */
 static int receive_deposits(sc_engine *e)
 {
-    int got = 0;
-    for (;;) {
-        int flag = 0;
-        MPI_Status st;
-        if (PMPI_Iprobe(MPI_ANY_SOURCE, TAG_CDEP_H, e->data, &flag, &st) != MPI_SUCCESS || !flag) break;
-        long h[CD_LEN];
-        int src = st.MPI_SOURCE;
-        PMPI_Recv(h, CD_LEN, MPI_LONG, src, TAG_CDEP_H, e->data, MPI_STATUS_IGNORE);
+    int got = 0, src;
+    long h[CD_LEN];
+    while (sc_recv_next(e->data, TAG_CDEP_H, MPI_LONG, h, CD_LEN, &src) == 1) {
         int slot = (int)h[CD_SLOT];
         if (slot < 0 || slot >= e->nslots) break;
         sc_slot *sl = &e->slots[slot];
@@ -291,17 +286,13 @@ static int send_results(sc_engine *e)
 /* Child side (or a former child): results from a parent. */
 static int receive_results(sc_engine *e)
 {
-    int got = 0;
-    for (;;) {
-        int flag = 0;
-        MPI_Status st;
-        if (PMPI_Iprobe(MPI_ANY_SOURCE, TAG_CRES_H, e->data, &flag, &st) != MPI_SUCCESS || !flag) break;
-        long h[CR_LEN];
-        PMPI_Recv(h, CR_LEN, MPI_LONG, st.MPI_SOURCE, TAG_CRES_H, e->data, MPI_STATUS_IGNORE);
+    int got = 0, src;
+    long h[CR_LEN];
+    while (sc_recv_next(e->data, TAG_CRES_H, MPI_LONG, h, CR_LEN, &src) == 1) {
         int s = (int)h[CR_SLOT];
         if (s < 0 || s >= e->nslots) break;
         sc_slot *sl = &e->slots[s];
-        PMPI_Recv(e->res_buf, (int)sl->count, sl->dt, st.MPI_SOURCE, TAG_CRES_B, e->data, MPI_STATUS_IGNORE);
+        PMPI_Recv(e->res_buf, (int)sl->count, sl->dt, src, TAG_CRES_B, e->data, MPI_STATUS_IGNORE);
         pthread_mutex_lock(&e->mu);
         sc_sum_into(sl->inbox, e->res_buf, (size_t)sl->count, sl->dk);
         sl->inbox_rounds++;

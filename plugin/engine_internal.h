@@ -143,6 +143,10 @@ struct sc_engine {
 
 double sc_now(void);
 int sc_exact_mode(sc_mode m);
+/* The next message with `tag` on comm from any rank, if one is waiting:
+ * 1 with it in buf (count items of dt) and its sender in *src, 0 when none
+ * is waiting, -1 when the probe or the receive failed. */
+int sc_recv_next(MPI_Comm comm, int tag, MPI_Datatype dt, void *buf, int count, int *src);
 
 /* engine_groups.c */
 int sc_groups_init(sc_engine *e);
