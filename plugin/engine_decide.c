@@ -10,6 +10,7 @@
 #include <string.h>
 #include "runtime.h"
 #include "selector.h"
+#include "schedule.h"
 #include "report.h"
 
 struct sc_decider {
@@ -30,6 +31,7 @@ struct sc_decider {
     unsigned char *candidate;   /* stragglers proposed last epoch */
     int have_candidate;
     sc_selector *sel;           /* auto */
+    sc_schedule *schedule;      /* auto with STARCOLL_SCHEDULE: its decisions, not the selector's */
     long step;
     sc_decision dec;
 };
@@ -76,6 +78,10 @@ struct sc_decider *sc_decider_new(sc_engine *e, int comm_id)
             sc_say(SC_SAY_SELECTOR, 1, "starcoll: the selector could not start; auto stays sync");
         }
         d->dec.parent = d->dec_parent;
+        if (d->sel && sc_rt.policy.schedule[0]) {
+            d->schedule = sc_schedule_parse(sc_rt.policy.schedule, e->n, msg, sizeof msg);
+            if (msg[0]) sc_say(SC_SAY_SCHEDULE, 1, "%s", msg);
+        }
     }
     return d;
 }
@@ -92,6 +98,7 @@ void sc_decider_free(struct sc_decider *d)
     free(d->last_t);
     free(d->dec_parent);
     if (d->sel) sc_selector_free(d->sel);
+    sc_schedule_free(d->schedule);
     free(d);
 }
 
@@ -132,14 +139,19 @@ void sc_decider_observe(struct sc_decider *d, int rank, const double *feat)
     if (rank == d->e->coord) feed_selector(d);
 }
 
-/* auto: the selector's decision, at its epoch or at once on an onset. */
+/* auto: the selector's decision, at its epoch or at once on an onset; or
+ * the schedule's entry when its step has come. */
 static int decide_auto(struct sc_decider *d, long *parent, sc_mode *mode, int *k)
 {
     if (!d->observed) return 0;
     d->observed = 0;
-    if (d->step - d->last_decide < sc_rt.policy.epoch && !sc_selector_urgent(d->sel)) return 0;
-    d->last_decide = d->step;
-    if (!sc_selector_decide(d->sel, d->step, &d->dec)) return 0;
+    if (d->schedule) {
+        if (!sc_schedule_due(d->schedule, d->step, &d->dec)) return 0;
+    } else {
+        if (d->step - d->last_decide < sc_rt.policy.epoch && !sc_selector_urgent(d->sel)) return 0;
+        d->last_decide = d->step;
+        if (!sc_selector_decide(d->sel, d->step, &d->dec)) return 0;
+    }
     sc_mode m = d->dec.mode;
     if (m == SC_MODE_AUTO || m >= SC_NMODES) m = SC_MODE_SYNC;
     int children = 0;

@@ -223,6 +223,9 @@ int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
             say(msgs, msglen, "starcoll: STARCOLL_INJECT='%s' is not valid (%s; e.g. rank=3,delay=40ms,prob=1); no injection", v, err);
         }
     }
+    /* Checked against the communicator's size where it is used (engine_decide.c). */
+    if ((v = get("STARCOLL_SCHEDULE")) && (!*v || copy_string(p->schedule, sizeof p->schedule, v) != 0))
+        BAD("STARCOLL_SCHEDULE", v, "STEP:MODE[:ARG] entries separated by commas, under 4096 characters", "the selector's decisions");
     if ((v = get("STARCOLL_VERBOSE"))) {
         if (sc_parse_int(v, 0, 3, &n) == 0) p->verbose = (int)n;
         else BAD("STARCOLL_VERBOSE", v, "0, 1, 2 or 3", "0");
@@ -266,4 +269,5 @@ void sc_policy_describe(const sc_policy *p, char *buf, size_t len)
              "mode=%s selector=%s min_bytes=%zu quorum=%s staleness=%d scale=%s group=%s epoch=%d inject=%s",
              sc_mode_name(p->mode), p->selector == SC_SELECTOR_LEARNED ? "learned" : "heuristic",
              p->min_bytes, q, p->staleness, p->scale_fresh ? "fresh" : "none", g, p->epoch, inj);
+    if (p->schedule[0] && strlen(buf) + 16 < len) strcat(buf, " schedule=fixed");
 }

@@ -28,6 +28,7 @@ typedef struct sc_policy {
     sc_report_kind report;        /* STARCOLL_REPORT */
     char report_path[SC_PATH_LEN];
     sc_inject inject;             /* STARCOLL_INJECT */
+    char schedule[4096];          /* STARCOLL_SCHEDULE (auto: decisions at fixed steps), "" = none */
     int verbose;                  /* STARCOLL_VERBOSE */
 } sc_policy;
 

@@ -5,6 +5,7 @@
 void register_decide_suite(void);
 void register_noise_suite(void);
 void register_files_suite(void);
+void register_schedule_suite(void);
 
 int main(void)
 {
@@ -13,5 +14,6 @@ int main(void)
     register_decide_suite();
     register_noise_suite();
     register_files_suite();
+    register_schedule_suite();
     return sc_cunit_run();
 }
