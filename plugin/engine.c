@@ -4,7 +4,9 @@
  * condition variable; the engine thread talks MPI on duplicates of the
  * user's communicator: `ctrl` for notices (rank -> coordinator) and round
  * messages (coordinator -> ranks), `data` for the reductions and for the
- * children's traffic (engine_groups.c).  The engine never spins: when idle
+ * children's traffic (engine_groups.c).  Direct steps (engine_direct.c)
+ * run on a third duplicate, `direct_comm`, by the application threads.
+ * The engine never spins: when idle
  * it sleeps on a condition variable with a growing timeout, woken at once
  * by its own rank's deposits.
  *
@@ -192,15 +194,20 @@ static void apply_note(sc_engine *e, int src, const long *note)
          * member itself, a child through its parent.  Anything else is from
          * before a topology change; the owner announces it again. */
         if (note[4] >= 0 ? e->parent[who] != src : e->parent[who] != -1) return;
-        sc_track_announce(&e->slots[note[1]].track, who, note[2], (int)(note[3] & NOTE_FLUSH));
+        sc_track_announce(&e->slots[note[1]].track, who, note[2], (int)(note[3] & NOTE_KIND_FLAGS));
         if (note[3] & NOTE_WAITS) {
             e->blocked_at[who] = (int)note[1];
             e->blocked_need[who] = note[2];
         }
-    } else if (note[0] == NOTE_AWAY) {
+    } else if (note[0] == NOTE_AWAY || note[0] == NOTE_DIRECT) {
+        /* A rank gone direct deposits nothing until it comes back: rounds
+         * left over from the switch (a later slot's deposit of a rank that
+         * was behind) must not wait for it. */
+        if (note[0] == NOTE_DIRECT) e->in_direct[who] = 1;
         if (e->blocked_at[who] == -1) e->blocked_at[who] = SC_BLOCKED_OUTSIDE;
-    } else if (note[0] == NOTE_BACK) {
-        if (e->blocked_at[who] == SC_BLOCKED_OUTSIDE) e->blocked_at[who] = -1;
+    } else if (note[0] == NOTE_BACK || note[0] == NOTE_ROUNDS) {
+        if (note[0] == NOTE_ROUNDS) e->in_direct[who] = 0;
+        if (e->blocked_at[who] == SC_BLOCKED_OUTSIDE && !e->in_direct[who]) e->blocked_at[who] = -1;
     } else if (note[0] == NOTE_STOPPED) {
         e->nstopped++;
     } else if (note[0] == NOTE_LEAVE && !e->gone[who]) {
@@ -266,25 +273,29 @@ static int close_round(sc_engine *e, int s, sc_rules *rules, sc_mode mode, int k
     for (int r = 0; r < e->n; r++) deposits += e->incl[r];
     /* Going direct: only from a slot-0 round that includes a waiting
      * (exact) deposit of every rank, so every rank learns the switch before
-     * its next call and all switch at the same one. */
+     * its next call and all switch at the same one.  And only with equal
+     * call counts: direct steps are plain collectives, matched by program
+     * point, so a rank still calls behind the others would leave them
+     * blocked (in an exact collective of the application's, say) where
+     * rounds would go on without it.  Until then the exact mode runs as
+     * rounds (see catch_up). */
     e->round_direct = 0;
     if (s == 0 && e->pending_direct != SC_NMODES && mode == e->pending_direct) {
         int all_wait = 1;
-        long at = 0;
         for (int r = 0; r < e->n && all_wait; r++) {
             /* a departed rank could not join the direct steps that follow */
             if (e->gone[r]) {
                 all_wait = 0;
                 break;
             }
-            all_wait = e->incl[r] > e->prev_incl[r] && tr->exact_upto[r] == e->incl[r] && e->parent[r] == -1;
-            if (e->incl[r] > at) at = e->incl[r];
+            all_wait = e->incl[r] > e->prev_incl[r] && tr->exact_upto[r] == e->incl[r] && e->parent[r] == -1 &&
+                       e->incl[r] == e->incl[0];
         }
         if (all_wait) {
-            e->round_direct = at + 1;
+            e->round_direct = 1;
             e->pending_direct = SC_NMODES;
             pthread_mutex_lock(&e->mu);
-            e->direct_at = at + 1;
+            e->direct_at = e->incl[e->rank] + 1;
             pthread_mutex_unlock(&e->mu);
         }
     }
@@ -397,6 +408,29 @@ static int apply_decision(sc_engine *e, const long *parent, sc_mode mode, int k)
     return rc;
 }
 
+/* Bounded catch-up before going direct.  When every rank waits on an exact
+ * slot-0 deposit and their call counts differ by a few calls (a short
+ * tolerant spell), the round is made a flush at the largest count: the
+ * ranks behind get rounds of their own until they are level, which costs
+ * the others those few steps once; then the step goes direct.  A larger
+ * lag (a long tolerant spell with a straggler) would stall everybody for
+ * as many of the straggler's steps: the exact mode then stays in rounds,
+ * which need no alignment. */
+enum { SC_CATCH_UP_MAX = 3 };
+static void catch_up(sc_engine *e)
+{
+    sc_track *tr = &e->slots[0].track;
+    if (tr->flush_upto) return;
+    long lo = -1, hi = -1;
+    for (int r = 0; r < e->n; r++) {
+        int waits_exact = tr->announced[r] > tr->included[r] && tr->exact_upto[r] == tr->announced[r];
+        if (e->gone[r] || e->parent[r] != -1 || !waits_exact) return;
+        if (lo < 0 || tr->announced[r] < lo) lo = tr->announced[r];
+        if (tr->announced[r] > hi) hi = tr->announced[r];
+    }
+    if (hi > lo && hi - lo <= SC_CATCH_UP_MAX) tr->flush_upto = hi;
+}
+
 static void coordinator_loop(sc_engine *e)
 {
     double nap = 20e-6;
@@ -433,6 +467,7 @@ static void coordinator_loop(sc_engine *e)
             k = newk;
             progressed = 1;
         }
+        if (e->pending_direct != SC_NMODES && e->pending_direct == mode) catch_up(e);
         int members = 0;
         for (int r = 0; r < e->n; r++) members += member[r] = e->parent[r] == -1;
         /* groups: the ring is synchronous among its members; children ride. */
@@ -524,7 +559,7 @@ static void member_loop(sc_engine *e)
             } else {
                 if (e->msg[RH_DIRECT] > 0) {   /* before the round, so the waiting caller sees it */
                     pthread_mutex_lock(&e->mu);
-                    e->direct_at = e->msg[RH_DIRECT];
+                    e->direct_at = e->msg[RH_LEN + e->rank] + 1;   /* my next slot-0 call */
                     pthread_mutex_unlock(&e->mu);
                 }
                 run_round(e, (int)e->msg[RH_SLOT], e->msg + RH_LEN, e->msg[RH_FRESH], mode, k);
@@ -580,6 +615,7 @@ static void engine_free(sc_engine *e)
     }
     free(e->slots);
     free(e->gone);
+    free(e->in_direct);
     free(e->blocked_at);
     free(e->blocked_need);
     free(e->incl);
@@ -587,9 +623,11 @@ static void engine_free(sc_engine *e)
     free(e->msg);
     free(e->parent);
     sc_hier_free(&e->hier);
+    sc_hier_free(&e->direct_hier);
     if (e->trace) fclose(e->trace);
     if (e->ctrl != MPI_COMM_NULL) PMPI_Comm_free(&e->ctrl);
     if (e->data != MPI_COMM_NULL) PMPI_Comm_free(&e->data);
+    if (e->direct_comm != MPI_COMM_NULL) PMPI_Comm_free(&e->direct_comm);
     pthread_mutex_destroy(&e->mu);
     pthread_cond_destroy(&e->cv_main);
     pthread_cond_destroy(&e->cv_engine);
@@ -633,8 +671,9 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode, i
 {
     sc_engine *e = calloc(1, sizeof *e);
     if (!e) return NULL;
-    e->ctrl = e->data = e->ring = MPI_COMM_NULL;
+    e->ctrl = e->data = e->direct_comm = e->ring = MPI_COMM_NULL;
     sc_hier_init(&e->hier);
+    sc_hier_init(&e->direct_hier);
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->cv_main, NULL);
     pthread_cond_init(&e->cv_engine, NULL);
@@ -654,13 +693,14 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode, i
     e->nslots = pat->len;
     e->slots = calloc((size_t)pat->len, sizeof(sc_slot));
     e->gone = calloc((size_t)e->n, 1);
+    e->in_direct = calloc((size_t)e->n, 1);
     e->blocked_at = malloc(sizeof(int) * (size_t)e->n);
     e->blocked_need = calloc((size_t)e->n, sizeof(long));
     e->parent = malloc(sizeof(int) * (size_t)e->n);
     e->incl = calloc((size_t)e->n, sizeof(long));
     e->prev_incl = calloc((size_t)e->n, sizeof(long));
     e->msg = calloc((size_t)(RH_LEN + e->n), sizeof(long));
-    int ok = placed && e->slots && e->gone && e->incl && e->prev_incl && e->msg && e->blocked_at && e->blocked_need && e->parent;
+    int ok = placed && e->slots && e->gone && e->in_direct && e->incl && e->prev_incl && e->msg && e->blocked_at && e->blocked_need && e->parent;
     for (int r = 0; ok && r < e->n; r++) e->blocked_at[r] = e->parent[r] = -1;
     for (int s = 0; ok && s < e->nslots; s++) {
         sc_slot *sl = &e->slots[s];
@@ -680,9 +720,18 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode, i
      * The outcome is agreed on, so a failure anywhere leaves all exact. */
     int rc1 = PMPI_Comm_dup(comm, &e->ctrl);
     int rc2 = PMPI_Comm_dup(comm, &e->data);
-    int mine = ok && rc1 == MPI_SUCCESS && rc2 == MPI_SUCCESS, all = 0;
+    int rc3 = PMPI_Comm_dup(comm, &e->direct_comm);
+    int mine = ok && rc1 == MPI_SUCCESS && rc2 == MPI_SUCCESS && rc3 == MPI_SUCCESS, all = 0;
     if (PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) all = 0;
     e->ring = e->data;
+    /* hier sub-communicators now, by this thread, before the engine thread
+     * exists: built later they would be created by the application thread
+     * (direct steps) while the engine thread creates rings, and Open MPI
+     * does not take concurrent communicator creation well. */
+    if (all && (sc_rt.policy.mode == SC_MODE_HIER || sc_rt.policy.mode == SC_MODE_AUTO)) {
+        sc_hier_prepare(&e->hier, e->data, sc_rt.policy.group_size);
+        sc_hier_prepare(&e->direct_hier, e->direct_comm, sc_rt.policy.group_size);
+    }
     if (all && sc_rt.policy.trace[0]) open_trace(e, comm_id);
     if (all) all = pthread_create(&e->thread, NULL, engine_main, e) == 0;
     e->thread_started = all;
@@ -782,13 +831,15 @@ int sc_engine_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, i
     double t_in = sc_now();
     if (slot == 0) step_boundary(e, t_in);
     pthread_mutex_lock(&e->mu);
+    int went_direct = 0;
     if (!e->direct && slot == 0 && e->direct_at > 0 && sl->calls + 1 >= e->direct_at) {
-        e->direct = 1;   /* the rounds said: from this call on, direct */
+        e->direct = went_direct = 1;   /* the rounds said: from this call on, direct */
         e->direct_mode = e->mode;
         e->direct_at = 0;
     }
     int direct = e->direct;
     pthread_mutex_unlock(&e->mu);
+    if (went_direct) sc_engine_note(e, NOTE_DIRECT);
     if (direct) {
         int back = 0;
         int rc = sc_direct_call(e, slot, sendbuf, recvbuf, &back);
@@ -809,11 +860,16 @@ int sc_engine_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, i
         pthread_mutex_unlock(&e->mu);
         return rc;
     }
-    exact = exact || sl->flush_next || sc_exact_mode(e->mode);
+    /* A flush aligns program points (every rank's first calls up to this
+     * one); an exact mode only wants each round to hold a buffer of every
+     * member, so a rank behind in calls after a tolerant spell is not made
+     * to catch up alone while the others wait (round_rules.h). */
+    int flush = exact || sl->flush_next;
+    int exact_mode = sc_exact_mode(e->mode);
     sl->flush_next = 0;
     /* Decided now and announced: a call that finds missed rounds returns
      * them at once; otherwise it waits for the round holding its buffer. */
-    int waits = exact || sl->inbox_rounds == 0;
+    int waits = flush || exact_mode || sl->inbox_rounds == 0;
     /* A waiting caller's buffers stay put until it returns, so its deposit
      * is borrowed and results land in its receive buffer; a caller that
      * returns at once leaves a copy. */
@@ -841,7 +897,7 @@ int sc_engine_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, i
     d->upto = d->idx + 1;
     d->sent = 0;
     long need = d->idx + 1;
-    d->flags = (exact ? NOTE_FLUSH : 0) | (waits ? NOTE_WAITS : 0);
+    d->flags = (flush ? NOTE_FLUSH : 0) | (exact_mode ? NOTE_EXACT : 0) | (waits ? NOTE_WAITS : 0);
     long flags = d->flags;
     if (sl->tail) sl->tail->next = d;
     else sl->head = d;
@@ -923,11 +979,16 @@ sc_mode sc_engine_mode(sc_engine *e)
 
 sc_away_fn sc_engine_away_hook;
 
+int sc_engine_note(sc_engine *e, long kind)
+{
+    long note[NOTE_LEN] = {kind, 0, 0, 0, -1};
+    return PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+}
+
 void sc_engine_away(sc_engine *e, int away)
 {
     if (e->left) return;
-    long note[NOTE_LEN] = {away ? NOTE_AWAY : NOTE_BACK, 0, 0, 0, -1};
-    PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+    sc_engine_note(e, away ? NOTE_AWAY : NOTE_BACK);
 }
 
 void sc_engine_announce_leave(sc_engine *e)

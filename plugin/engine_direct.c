@@ -1,5 +1,5 @@
 /* Direct: the exact modes (sync, hier) as plain collectives by the
- * application threads on the engine's data communicator, with no rounds and
+ * application threads on the engine's direct communicator, with no rounds and
  * no engine traffic: as cheap as not having starcoll.  All ranks switch at
  * the same call: into direct from a round every rank waits on (engine.c),
  * and out again by the broadcast that opens every direct step, in which the
@@ -34,6 +34,7 @@ static int obey(sc_engine *e, long cmd, int *back_to_rounds)
         pthread_mutex_lock(&e->mu);
         e->direct = 0;
         pthread_mutex_unlock(&e->mu);
+        if (rc == MPI_SUCCESS) rc = sc_engine_note(e, NOTE_ROUNDS);   /* before any deposit of mine */
         *back_to_rounds = 1;
     } else if (cmd == CMD_SYNC) {
         e->direct_mode = SC_MODE_SYNC;
@@ -57,8 +58,8 @@ int sc_direct_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, i
     }
     if (rc == MPI_SUCCESS && !*back_to_rounds)
         rc = e->direct_mode == SC_MODE_HIER
-                 ? sc_hier_allreduce(&e->hier, e->data, sc_rt.policy.group_size, sendbuf, recvbuf, (int)sl->count, sl->dt)
-                 : PMPI_Allreduce(sendbuf, recvbuf, (int)sl->count, sl->dt, MPI_SUM, e->data);
+                 ? sc_hier_allreduce(&e->direct_hier, e->direct_comm, sc_rt.policy.group_size, sendbuf, recvbuf, (int)sl->count, sl->dt)
+                 : PMPI_Allreduce(sendbuf, recvbuf, (int)sl->count, sl->dt, MPI_SUM, e->direct_comm);
     if (sc_engine_away_hook) sc_engine_away_hook(e, 0);
     if (*back_to_rounds) return MPI_SUCCESS;
     pthread_mutex_lock(&e->mu);
@@ -94,8 +95,8 @@ static void serve_one(sc_engine *e)
         for (int s = 0; s < e->nslots && rc == MPI_SUCCESS; s++) {
             sc_slot *sl = &e->slots[s];
             rc = e->direct_mode == SC_MODE_HIER
-                     ? sc_hier_allreduce(&e->hier, e->data, sc_rt.policy.group_size, zeros, sink, (int)sl->count, sl->dt)
-                     : PMPI_Allreduce(zeros, sink, (int)sl->count, sl->dt, MPI_SUM, e->data);
+                     ? sc_hier_allreduce(&e->direct_hier, e->direct_comm, sc_rt.policy.group_size, zeros, sink, (int)sl->count, sl->dt)
+                     : PMPI_Allreduce(zeros, sink, (int)sl->count, sl->dt, MPI_SUM, e->direct_comm);
         }
         if (rc != MPI_SUCCESS) break;
     }

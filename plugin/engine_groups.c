@@ -116,7 +116,7 @@ int sc_groups_apply(sc_engine *e, const long *parent, long epoch)
         sc_slot *sl = &e->slots[s];
         for (sc_deposit *d = sl->head; d; d = d->next) d->sent = 0;
         if (e->my_parent < 0 && sl->tail && sl->calls > sl->included_self) {
-            long flags = (sl->tail->flags & NOTE_FLUSH) | (e->waiting_slot == s ? NOTE_WAITS : 0);
+            long flags = (sl->tail->flags & NOTE_KIND_FLAGS) | (e->waiting_slot == s ? NOTE_WAITS : 0);
             pthread_mutex_unlock(&e->mu);
             announce(e, s, sl->calls, flags, -1);
             pthread_mutex_lock(&e->mu);
@@ -358,7 +358,7 @@ int sc_groups_forward(sc_engine *e)
         }
         e->dep_hdr[CD_SLOT] = s;
         e->dep_hdr[CD_COUNT] = last->upto;
-        e->dep_hdr[CD_FLAGS] = (last->flags & NOTE_FLUSH) | (e->waiting_slot == s ? NOTE_WAITS : 0);
+        e->dep_hdr[CD_FLAGS] = (last->flags & NOTE_KIND_FLAGS) | (e->waiting_slot == s ? NOTE_WAITS : 0);
         e->dep_hdr[CD_EPOCH] = e->epoch;
         pthread_mutex_unlock(&e->mu);
         PMPI_Isend(e->dep_hdr, CD_LEN, MPI_LONG, parent, TAG_CDEP_H, e->data, &e->dep_req[0]);

@@ -13,8 +13,12 @@
  * per-step features.  data tags: the children's traffic with parents. */
 enum { TAG_NOTE = 7101, TAG_ROUND = 7102, TAG_FEAT = 7103 };
 enum { TAG_CDEP_H = 7201, TAG_CDEP_B = 7202, TAG_CRES_H = 7203, TAG_CRES_B = 7204 };
-enum { NOTE_DEPOSIT = 1, NOTE_LEAVE = 2, NOTE_AWAY = 3, NOTE_BACK = 4, NOTE_STOPPED = 5 };
-enum { NOTE_FLUSH = 1, NOTE_WAITS = 2 };          /* deposit flags */
+/* AWAY/BACK: in and out of a call outside these rounds (another
+ * communicator's); DIRECT/ROUNDS: into direct steps and back. */
+enum { NOTE_DEPOSIT = 1, NOTE_LEAVE = 2, NOTE_AWAY = 3, NOTE_BACK = 4, NOTE_STOPPED = 5, NOTE_DIRECT = 6, NOTE_ROUNDS = 7 };
+/* deposit flags: FLUSH and EXACT as in round_rules.h; WAITS: the caller waits for it */
+enum { NOTE_FLUSH = SC_DEP_FLUSH, NOTE_WAITS = 2, NOTE_EXACT = SC_DEP_EXACT };
+enum { NOTE_KIND_FLAGS = NOTE_FLUSH | NOTE_EXACT };
 enum { NOTE_LEN = 5 };                            /* kind, slot, count, flags, for-rank (-1: sender) */
 enum { ROUND_RUN = 1, ROUND_STOP = 2, ROUND_TOPO = 3, ROUND_FINAL = 4 };
 enum { CMD_NONE = 0, CMD_ENGINE = 1, CMD_SYNC = 2, CMD_HIER = 3, CMD_STOP = 4 };   /* direct: the per-step broadcast */
@@ -30,7 +34,7 @@ typedef struct sc_deposit {
     long upto;                 /* deposits idx..upto-1 summed here (held child entries) */
     int sent;                  /* child: already sent to the parent in this epoch */
     int borrowed;              /* buf is the caller's send buffer (the caller waits): not ours to keep */
-    long flags;                /* NOTE_FLUSH, NOTE_WAITS of the (last) deposit */
+    long flags;                /* NOTE_* flags of the (last) deposit */
     int from, slot;            /* held early: the child and slot it came from */
     long epoch;                /* held early: the topology it was sent under */
     void *buf;
@@ -73,7 +77,13 @@ typedef struct sc_child {
 } sc_child;
 
 struct sc_engine {
-    MPI_Comm ctrl, data, ring;
+    /* ctrl: notices and round messages (point-to-point) and the direct
+     * steps' broadcast; data: rounds (engine threads) and the children's
+     * traffic; direct: the application threads' direct collectives, apart
+     * from data so a rank still finishing a round never crosses a direct
+     * call on the same communicator at a switch; ring: the members' part
+     * of data in groups. */
+    MPI_Comm ctrl, data, direct_comm, ring;
     int rank, n, coord;
     pthread_t thread;
     int thread_started;
@@ -93,7 +103,7 @@ struct sc_engine {
      * engine.c, "direct". */
     int direct;                /* the application threads reduce directly */
     sc_mode direct_mode;       /* SC_MODE_SYNC or SC_MODE_HIER */
-    long direct_at;            /* slot-0 deposit count from which to go direct (0: none) */
+    long direct_at;            /* slot-0 call count (this rank's) from which to go direct (0: none) */
     long direct_cmd;           /* coordinator: what its application thread broadcasts next step */
     sc_mode pending_direct;    /* coordinator: exact mode to go direct in, or SC_NMODES */
     int stopped;               /* engine thread finished */
@@ -111,6 +121,7 @@ struct sc_engine {
     void *res_buf;             /* a result being received */
     size_t max_bytes;          /* largest slot */
     sc_hier hier;              /* hier rounds on `data` */
+    sc_hier direct_hier;       /* hier direct steps on `direct_comm` */
     /* child side, engine thread */
     MPI_Request dep_req[2];
     int dep_in_flight;
@@ -118,12 +129,13 @@ struct sc_engine {
     void *dep_buf;
     /* coordinator */
     unsigned char *gone;
+    unsigned char *in_direct;  /* ranks whose application thread runs direct steps: no deposits until back */
     int *blocked_at;           /* slot each rank waits on, -1, or SC_BLOCKED_OUTSIDE */
     long *blocked_need;        /* the deposit count that rank waits for */
     int ngone;
     long *incl;                /* scratch for round messages */
     long *prev_incl;
-    long round_direct;         /* the RH_DIRECT of the round being sent */
+    long round_direct;         /* the RH_DIRECT of the round being sent: 1, each rank goes direct at its next slot-0 call */
     long *msg;
     double round_period;       /* smoothed time between rounds */
     double last_note_t;        /* when the last notice arrived */
@@ -147,6 +159,8 @@ int sc_exact_mode(sc_mode m);
  * 1 with it in buf (count items of dt) and its sender in *src, 0 when none
  * is waiting, -1 when the probe or the receive failed. */
 int sc_recv_next(MPI_Comm comm, int tag, MPI_Datatype dt, void *buf, int count, int *src);
+/* A notice of `kind` (NOTE_*, no slot) from this rank to the coordinator. */
+int sc_engine_note(sc_engine *e, long kind);
 
 /* engine_groups.c */
 int sc_groups_init(sc_engine *e);

@@ -47,7 +47,7 @@ int sc_probe_wanted(const sc_engine *e)
     return e->probe_buf && e->steps % epoch == epoch / 2;
 }
 
-/* Collective over e->data: every rank calls it at the same step (the
+/* Collective over e->direct_comm (the application threads'): every rank calls it at the same step (the
  * direct step's broadcast says when). */
 int sc_probe_links(sc_engine *e)
 {
@@ -57,11 +57,11 @@ int sc_probe_links(sc_engine *e)
     int rc = MPI_SUCCESS;
     for (int shift = 1; shift <= 2 && rc == MPI_SUCCESS; shift++) {
         int to = (e->rank + shift) % e->n, from = (e->rank - shift + e->n) % e->n;
-        rc = PMPI_Barrier(e->data);
+        rc = PMPI_Barrier(e->direct_comm);
         if (rc != MPI_SUCCESS) break;
         double t0 = sc_now();
         rc = PMPI_Sendrecv(out, (int)bytes, MPI_BYTE, to, TAG_PROBE, in, (int)bytes, MPI_BYTE, from, TAG_PROBE,
-                           e->data, MPI_STATUS_IGNORE);
+                           e->direct_comm, MPI_STATUS_IGNORE);
         double t = sc_now() - t0;
         if (rc == MPI_SUCCESS && (best < 0 || t < best)) best = t;
     }

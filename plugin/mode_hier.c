@@ -40,15 +40,19 @@ static int hier_build(sc_hier *h, MPI_Comm comm, int group_size)
     return MPI_SUCCESS;
 }
 
+void sc_hier_prepare(sc_hier *h, MPI_Comm comm, int group_size)
+{
+    if (h->state != 0) return;
+    int rc = hier_build(h, comm, group_size);
+    h->state = rc == MPI_SUCCESS ? 1 : -1;
+    if (rc != MPI_SUCCESS)
+        sc_say(SC_SAY_HIER_FAIL, 0, "starcoll: could not build hier sub-communicators (MPI error %d); using sync on this communicator", rc);
+}
+
 int sc_hier_allreduce(sc_hier *h, MPI_Comm comm, int group_size, const void *sendbuf, void *recvbuf, int count,
                       MPI_Datatype dt)
 {
-    if (h->state == 0) {
-        int rc = hier_build(h, comm, group_size);
-        h->state = rc == MPI_SUCCESS ? 1 : -1;
-        if (rc != MPI_SUCCESS)
-            sc_say(SC_SAY_HIER_FAIL, 0, "starcoll: could not build hier sub-communicators (MPI error %d); using sync on this communicator", rc);
-    }
+    sc_hier_prepare(h, comm, group_size);
     if (h->state < 0 || h->single) return PMPI_Allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, comm);
 
     int local_rank, rc;

@@ -15,6 +15,9 @@ typedef struct sc_hier {
 
 void sc_hier_init(sc_hier *h);
 void sc_hier_free(sc_hier *h);
+/* Build the sub-communicators now (collective over comm), rather than at
+ * the first hier call; a failure leaves plain all-reduces. */
+void sc_hier_prepare(sc_hier *h, MPI_Comm comm, int group_size);
 /* Collective over comm; group_size 0 = node-local groups. */
 int sc_hier_allreduce(sc_hier *h, MPI_Comm comm, int group_size, const void *sendbuf, void *recvbuf, int count,
                       MPI_Datatype dt);

@@ -28,12 +28,12 @@ void sc_track_free(sc_track *t)
     t->absent = NULL;
 }
 
-void sc_track_announce(sc_track *t, int r, long count, int flush)
+void sc_track_announce(sc_track *t, int r, long count, int flags)
 {
     if (r < 0 || r >= t->n) return;
     if (count > t->announced[r]) t->announced[r] = count;
-    if (flush && count > t->flush_upto) t->flush_upto = count;
-    if (flush && count > t->exact_upto[r]) t->exact_upto[r] = count;
+    if ((flags & SC_DEP_FLUSH) && count > t->flush_upto) t->flush_upto = count;
+    if ((flags & (SC_DEP_FLUSH | SC_DEP_EXACT)) && count > t->exact_upto[r]) t->exact_upto[r] = count;
 }
 
 int sc_track_has_news(const sc_track *t)

@@ -18,7 +18,7 @@ typedef struct sc_track {
     long *announced;      /* per rank: deposits announced (call count) */
     long *included;       /* per rank: deposits included in closed rounds */
     int *absent;          /* per rank: consecutive closed rounds it had nothing fresh in */
-    long *exact_upto;     /* per rank: count of its latest deposit flagged exact (it waits for it) */
+    long *exact_upto;     /* per rank: count of its latest deposit flagged flush or exact (it waits for it) */
     long flush_upto;      /* a flush needs every active rank's first flush_upto deposits; 0 none */
     double quorum_since;  /* time the quorum was first met for the open round; < 0 not yet */
     long max_absent;      /* largest absence seen (staleness, for the report) */
@@ -50,9 +50,18 @@ typedef struct sc_rules {
 int sc_track_init(sc_track *t, int n);
 void sc_track_free(sc_track *t);
 
-/* Record that rank r has announced `count` deposits on this slot; flush
- * marks the deposit as an exact (flush) call. */
-void sc_track_announce(sc_track *t, int r, long count, int flush);
+/* How a deposit asks to be reduced (flags of sc_track_announce).
+ *   FLUSH: at a program point (MPI_Pcontrol(0) or (2), a pattern change):
+ *          its round waits until every active rank has made as many calls,
+ *          so a rank behind in calls catches up first.
+ *   EXACT: made while an exact mode is in force: its round waits for a
+ *          fresh deposit of every member, whatever their call counts, so
+ *          a switch from a tolerant mode costs no catch-up. */
+enum { SC_DEP_FLUSH = 1, SC_DEP_EXACT = 4 };
+
+/* Record that rank r has announced `count` deposits on this slot; flags
+ * (SC_DEP_*) describe the latest. */
+void sc_track_announce(sc_track *t, int r, long count, int flags);
 
 /* Is there anything to include at all? */
 int sc_track_has_news(const sc_track *t);

@@ -2,7 +2,8 @@
 # The tolerant modes at 8 ranks: conservation and replica consistency
 # (exact, integer-valued) under straggler patterns, the staleness bound,
 # the quorum never undercut, hot swap by MPI_Pcontrol, two communicators,
-# MPI_IN_PLACE, a call off the pattern, one rank asleep for 3 s, ragged ends.
+# MPI_IN_PLACE, a call off the pattern, one rank asleep for 3 s, ragged ends,
+# hot swaps at fixed steps (STARCOLL_SCHEDULE).
 . "$(dirname "$0")/mpi_testlib.sh"
 sc_need_library || finish
 prog="$top_builddir/tests/mpi_tolerant"
@@ -83,4 +84,38 @@ for mode in $MODES; do
         sc_show "$mode-ragged"
     fi
 done
+
+# Hot swaps at fixed steps (STARCOLL_SCHEDULE in place of the selector).
+if [[ " $MODES " == *" auto "* ]]; then
+    # A long quorum spell leaves the 2x straggler ~50 steps behind; the
+    # switch to sync must not make it catch up alone (~1 s of waiting for
+    # everybody else, measured so): no step of any rank may take 0.5 s
+    # (a step is 10-40 ms).
+    trace="$SC_WORK/auto-to-sync.trace"
+    tolerant_job auto-to-sync auto STARCOLL_SCHEDULE=10:quorum:7,250:sync STARCOLL_TRACE="$trace" -- \
+        --pattern persistent --steps 300
+    if sc_preloading; then
+        worst=$(cat "$trace".* 2>/dev/null | awk '!/^#/ && $1 ~ /^[0-9]+$/ && $4 > m {m = $4; at = "rank " $1 " step " $2} END {printf "%.3f s (%s)", m, at}')
+        if [ -n "$worst" ] && awk -v w="${worst%% *}" 'BEGIN {exit !(w > 0 && w < 0.5)}'; then
+            ok "auto-to-sync: no rank waited at the switch from quorum to sync (longest step $worst)"
+        else
+            fail "auto-to-sync: longest step ${worst:-not traced}, want under 0.5 s: the straggler was made to catch up"
+        fi
+        s=$(sc_totals auto-to-sync sync)
+        if [ -n "$s" ] && [ "$s" -gt 0 ]; then ok "auto-to-sync: $s calls ran in sync after the switch"
+        else fail "auto-to-sync: no call ran in sync"; fi
+    fi
+    # Every few steps a different mode, k or set of children: results stay
+    # exact and conserved, nothing hangs, and the decisions are applied.
+    sched=$(awk 'BEGIN {n = split("quorum:6 groups:7 sync groups:3+7 hier quorum:7 groups:5 quorum:5 sync groups:2+6 quorum:4 sync", m, " ");
+                        for (i = 0; i < 90; i++) printf "%s%d:%s", i ? "," : "", 10 + 3 * i, m[i % n + 1]}')
+    for p in persistent burst; do
+        tolerant_job "auto-swaps-$p" auto STARCOLL_SCHEDULE="$sched" -- --pattern "$p" --steps 300
+        if sc_preloading; then
+            d=$(grep -c "STARCOLL_SCHEDULE: entry" "$SC_WORK/auto-swaps-$p.report")
+            if [ "$d" -ge 20 ]; then ok "auto-swaps-$p: $d scheduled decisions applied"
+            else fail "auto-swaps-$p: $d scheduled decisions applied, want at least 20 of 90"; fi
+        fi
+    done
+fi
 finish

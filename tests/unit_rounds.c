@@ -194,6 +194,48 @@ static void test_flush(void)
     sc_track_free(&t);
 }
 
+/* An exact mode's deposits (SC_DEP_EXACT) wait for a fresh buffer of
+ * every rank, whatever their call counts: after a tolerant spell, a rank
+ * three calls behind is not made to catch up alone.  The same deposits as
+ * a flush (a program point) do make it catch up. */
+static void test_exact_without_catch_up(void)
+{
+    for (int as_flush = 0; as_flush <= 1; as_flush++) {
+        sc_track t;
+        sc_track_init(&t, 3);
+        sc_rules r = rules(3, 4);   /* exact: k = every member */
+        long incl[3];
+        double wake;
+        int flags = as_flush ? SC_DEP_FLUSH : SC_DEP_EXACT;
+        /* the tolerant spell: rank 2 three calls behind */
+        sc_track_announce(&t, 0, 4, 0);
+        sc_track_announce(&t, 1, 4, 0);
+        sc_track_announce(&t, 2, 1, 0);
+        CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_CLOSE);
+        sc_round_close(&t, &r, incl);
+        sc_track_announce(&t, 0, 5, flags);
+        sc_track_announce(&t, 1, 5, flags);
+        CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_WAIT);   /* rank 2 has nothing yet */
+        sc_track_announce(&t, 2, 2, flags);
+        CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_CLOSE);
+        int fresh = sc_round_close(&t, &r, incl);
+        if (!as_flush) {
+            CU_ASSERT_EQUAL(fresh, 3);   /* one round with all three buffers */
+            CU_ASSERT_EQUAL(incl[0], 5);
+            CU_ASSERT_EQUAL(incl[2], 2);
+            CU_ASSERT_EQUAL(t.flush_upto, 0);
+        } else {
+            CU_ASSERT_EQUAL(fresh, 1);   /* rank 2 alone: it must reach call 5 first */
+            CU_ASSERT_EQUAL(incl[0], 4);
+            CU_ASSERT_EQUAL(incl[2], 2);
+            CU_ASSERT_EQUAL(t.flush_upto, 5);
+        }
+        CU_ASSERT_EQUAL(t.exact_upto[0], 5);   /* both kinds wait: exact_upto tracks them */
+        CU_ASSERT_EQUAL(t.exact_upto[2], 2);
+        sc_track_free(&t);
+    }
+}
+
 static void test_gone_and_blocked(void)
 {
     sc_track t;
@@ -230,6 +272,7 @@ int main(void)
     CU_add_test(r, "quorum and grace", test_quorum_and_grace);
     CU_add_test(r, "staleness bound", test_staleness_bound);
     CU_add_test(r, "flush", test_flush);
+    CU_add_test(r, "exact deposits: no catch-up", test_exact_without_catch_up);
     CU_add_test(r, "departed and blocked ranks", test_gone_and_blocked);
     return sc_cunit_run();
 }
