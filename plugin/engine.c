@@ -35,6 +35,16 @@ int sc_exact_mode(sc_mode m)
     return m == SC_MODE_SYNC || m == SC_MODE_HIER;
 }
 
+int sc_engine_failed(sc_engine *e, int rc)
+{
+    if (rc == MPI_SUCCESS) return 0;
+    pthread_mutex_lock(&e->mu);
+    if (!e->error) e->error = rc;
+    pthread_cond_broadcast(&e->cv_main);
+    pthread_mutex_unlock(&e->mu);
+    return 1;
+}
+
 int sc_recv_next(MPI_Comm comm, int tag, MPI_Datatype dt, void *buf, int count, int *src)
 {
     int flag = 0;
@@ -352,22 +362,24 @@ static void stop_traffic(sc_engine *e)
     for (;;) {
         int moved = sc_groups_progress(e);   /* keeps receiving; sends nothing new */
         if (!said && sc_groups_quiet(e)) {
-            long note[NOTE_LEN] = {NOTE_STOPPED, 0, 0, 0, -1};
-            PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+            /* on an MPI failure, stop here rather than wait for ever */
+            if (sc_engine_failed(e, sc_engine_note(e, NOTE_STOPPED))) return;
             said = moved = 1;
         }
         if (e->rank == e->coord) {
             moved |= drain_notes(e);
             if (e->nstopped == e->n) {
                 memset(e->incl, 0, sizeof(long) * (size_t)e->n);
-                send_round(e, ROUND_FINAL, 0, SC_MODE_SYNC, 0, e->incl, 0);
+                sc_engine_failed(e, send_round(e, ROUND_FINAL, 0, SC_MODE_SYNC, 0, e->incl, 0));
                 return;
             }
         } else {
             int flag = 0;
-            PMPI_Iprobe(e->coord, TAG_ROUND, e->ctrl, &flag, MPI_STATUS_IGNORE);
+            if (sc_engine_failed(e, PMPI_Iprobe(e->coord, TAG_ROUND, e->ctrl, &flag, MPI_STATUS_IGNORE))) return;
             if (flag) {
-                PMPI_Recv(e->msg, RH_LEN + e->n, MPI_LONG, e->coord, TAG_ROUND, e->ctrl, MPI_STATUS_IGNORE);
+                if (sc_engine_failed(e, PMPI_Recv(e->msg, RH_LEN + e->n, MPI_LONG, e->coord, TAG_ROUND, e->ctrl,
+                                                  MPI_STATUS_IGNORE)))
+                    return;
                 if (e->msg[RH_KIND] == ROUND_FINAL) return;
                 moved = 1;
             }
@@ -803,7 +815,7 @@ static void step_boundary(sc_engine *e, double now)
         feat[SC_F_SUM_SQNORM] = e->step_ssq;
         feat[SC_F_LINK_SPB] = e->link_spb;
         if (sc_rt.monitor) sc_monitor_sample(sc_rt.monitor, feat[SC_F_STEP_S], feat);
-        PMPI_Send(feat, SC_NFEAT, MPI_DOUBLE, e->coord, TAG_FEAT, e->ctrl);
+        sc_engine_failed(e, PMPI_Send(feat, SC_NFEAT, MPI_DOUBLE, e->coord, TAG_FEAT, e->ctrl));
         if (e->trace) sc_trace_write_step(e->trace, e->rank, e->steps, sc_engine_mode(e), feat);
         e->steps++;
     }
@@ -839,7 +851,7 @@ int sc_engine_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, i
     }
     int direct = e->direct;
     pthread_mutex_unlock(&e->mu);
-    if (went_direct) sc_engine_note(e, NOTE_DIRECT);
+    if (went_direct) sc_engine_failed(e, sc_engine_note(e, NOTE_DIRECT));
     if (direct) {
         int back = 0;
         int rc = sc_direct_call(e, slot, sendbuf, recvbuf, &back);
@@ -988,16 +1000,19 @@ int sc_engine_note(sc_engine *e, long kind)
 void sc_engine_away(sc_engine *e, int away)
 {
     if (e->left) return;
-    sc_engine_note(e, away ? NOTE_AWAY : NOTE_BACK);
+    sc_engine_failed(e, sc_engine_note(e, away ? NOTE_AWAY : NOTE_BACK));
 }
 
 void sc_engine_announce_leave(sc_engine *e)
 {
     if (e->left) return;
     e->left = 1;
-    long note[NOTE_LEN] = {NOTE_LEAVE, 0, 0, 0, -1};
-    PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+    int rc = sc_engine_note(e, NOTE_LEAVE);
     pthread_mutex_lock(&e->mu);
+    if (rc != MPI_SUCCESS) {   /* nobody will send this engine its STOP: do not wait for it */
+        if (!e->error) e->error = rc;
+        e->quit = 1;
+    }
     pthread_cond_signal(&e->cv_engine);
     pthread_mutex_unlock(&e->mu);
 }

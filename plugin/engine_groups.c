@@ -78,7 +78,7 @@ static int child_alloc(sc_engine *e, sc_child *c)
 static void announce(sc_engine *e, int slot, long count, long flags, int for_rank)
 {
     long note[NOTE_LEN] = {NOTE_DEPOSIT, slot, count, flags, for_rank};
-    PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+    sc_engine_failed(e, PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl));
 }
 
 /* A child's deposit (range idx..upto) reaches its parent: hold it until a
@@ -220,8 +220,13 @@ static int receive_deposits(sc_engine *e)
         sc_slot *sl = &e->slots[slot];
         sc_deposit *d = calloc(1, sizeof *d);
         void *buf = d ? malloc(sl->bytes) : NULL;
-        PMPI_Recv(buf ? buf : e->res_buf, (int)sl->count, sl->dt, src, TAG_CDEP_B, e->data, MPI_STATUS_IGNORE);
+        int rc = PMPI_Recv(buf ? buf : e->res_buf, (int)sl->count, sl->dt, src, TAG_CDEP_B, e->data, MPI_STATUS_IGNORE);
         got = 1;
+        if (sc_engine_failed(e, rc)) {   /* a half-received buffer is no deposit */
+            free(buf);
+            free(d);
+            break;
+        }
         if (!buf) {
             free(d);
             sc_say(SC_SAY_ERROR, 1, "starcoll: out of memory holding a child's buffer");
@@ -256,7 +261,7 @@ static int send_results(sc_engine *e)
         if (!c->owed) continue;
         if (c->in_flight) {
             int done = 0;
-            PMPI_Testall(2, c->req, &done, MPI_STATUSES_IGNORE);
+            if (sc_engine_failed(e, PMPI_Testall(2, c->req, &done, MPI_STATUSES_IGNORE))) return moved;
             if (!done) continue;
             c->in_flight = 0;
             moved = 1;
@@ -273,8 +278,9 @@ static int send_results(sc_engine *e)
             c->hdr[CR_MODE] = e->mode;
             c->hdr[CR_K] = e->k;
             pthread_mutex_unlock(&e->mu);
-            PMPI_Isend(c->hdr, CR_LEN, MPI_LONG, r, TAG_CRES_H, e->data, &c->req[0]);
-            PMPI_Isend(c->sendbuf, (int)sl->count, sl->dt, r, TAG_CRES_B, e->data, &c->req[1]);
+            int rc = PMPI_Isend(c->hdr, CR_LEN, MPI_LONG, r, TAG_CRES_H, e->data, &c->req[0]);
+            if (rc == MPI_SUCCESS) rc = PMPI_Isend(c->sendbuf, (int)sl->count, sl->dt, r, TAG_CRES_B, e->data, &c->req[1]);
+            if (sc_engine_failed(e, rc)) return moved;
             c->in_flight = 1;
             moved = 1;
             break;
@@ -292,7 +298,8 @@ static int receive_results(sc_engine *e)
         int s = (int)h[CR_SLOT];
         if (s < 0 || s >= e->nslots) break;
         sc_slot *sl = &e->slots[s];
-        PMPI_Recv(e->res_buf, (int)sl->count, sl->dt, src, TAG_CRES_B, e->data, MPI_STATUS_IGNORE);
+        if (sc_engine_failed(e, PMPI_Recv(e->res_buf, (int)sl->count, sl->dt, src, TAG_CRES_B, e->data, MPI_STATUS_IGNORE)))
+            break;   /* a half-received result is no result */
         pthread_mutex_lock(&e->mu);
         sc_sum_into(sl->inbox, e->res_buf, (size_t)sl->count, sl->dk);
         sl->inbox_rounds++;
@@ -332,8 +339,7 @@ int sc_groups_forward(sc_engine *e)
     if (e->stopping) return 0;
     if (e->dep_in_flight) {
         int done = 0;
-        PMPI_Testall(2, e->dep_req, &done, MPI_STATUSES_IGNORE);
-        if (!done) return 0;
+        if (sc_engine_failed(e, PMPI_Testall(2, e->dep_req, &done, MPI_STATUSES_IGNORE)) || !done) return 0;
         e->dep_in_flight = 0;
     }
     pthread_mutex_lock(&e->mu);
@@ -361,8 +367,9 @@ int sc_groups_forward(sc_engine *e)
         e->dep_hdr[CD_FLAGS] = (last->flags & NOTE_KIND_FLAGS) | (e->waiting_slot == s ? NOTE_WAITS : 0);
         e->dep_hdr[CD_EPOCH] = e->epoch;
         pthread_mutex_unlock(&e->mu);
-        PMPI_Isend(e->dep_hdr, CD_LEN, MPI_LONG, parent, TAG_CDEP_H, e->data, &e->dep_req[0]);
-        PMPI_Isend(e->dep_buf, (int)sl->count, sl->dt, parent, TAG_CDEP_B, e->data, &e->dep_req[1]);
+        int rc = PMPI_Isend(e->dep_hdr, CD_LEN, MPI_LONG, parent, TAG_CDEP_H, e->data, &e->dep_req[0]);
+        if (rc == MPI_SUCCESS) rc = PMPI_Isend(e->dep_buf, (int)sl->count, sl->dt, parent, TAG_CDEP_B, e->data, &e->dep_req[1]);
+        if (sc_engine_failed(e, rc)) return 0;
         e->dep_in_flight = 1;
         return 1;
     }
@@ -375,7 +382,7 @@ int sc_groups_quiet(sc_engine *e)
     int quiet = 1;
     if (e->dep_in_flight) {
         int done = 0;
-        PMPI_Testall(2, e->dep_req, &done, MPI_STATUSES_IGNORE);
+        if (sc_engine_failed(e, PMPI_Testall(2, e->dep_req, &done, MPI_STATUSES_IGNORE))) done = 1;   /* nothing more to wait for */
         if (done) e->dep_in_flight = 0;
         else quiet = 0;
     }
@@ -383,7 +390,7 @@ int sc_groups_quiet(sc_engine *e)
         sc_child *c = &e->children[r];
         if (!c->in_flight) continue;
         int done = 0;
-        PMPI_Testall(2, c->req, &done, MPI_STATUSES_IGNORE);
+        if (sc_engine_failed(e, PMPI_Testall(2, c->req, &done, MPI_STATUSES_IGNORE))) done = 1;
         if (done) c->in_flight = 0;
         else quiet = 0;
     }

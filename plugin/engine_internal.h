@@ -159,6 +159,9 @@ int sc_exact_mode(sc_mode m);
  * 1 with it in buf (count items of dt) and its sender in *src, 0 when none
  * is waiting, -1 when the probe or the receive failed. */
 int sc_recv_next(MPI_Comm comm, int tag, MPI_Datatype dt, void *buf, int count, int *src);
+/* Records the first MPI error of the engine (rc != MPI_SUCCESS) and wakes
+ * the application thread, which returns it; returns rc != MPI_SUCCESS. */
+int sc_engine_failed(sc_engine *e, int rc);
 /* A notice of `kind` (NOTE_*, no slot) from this rank to the coordinator. */
 int sc_engine_note(sc_engine *e, long kind);
 
