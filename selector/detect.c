@@ -413,7 +413,13 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
          * part in the rounds, so its transfers say nothing: still starved,
          * it stays starved. */
         int child = ring && !ring[i];
-        st->runq_far = st->runq_share >= med_runq + STARVED_EXCESS && st->runq_share >= RUNQ_FACTOR * med_runq;
+        /* Far: well above the peers' share, and either queueing RUNQ_FACTOR
+         * times as long or left RUNQ_FACTOR times less of the CPU (on a
+         * busy node the peers queue half the time themselves, and a rank
+         * under a 5% quota at 94% can never queue twice as long). */
+        st->runq_far = st->runq_share >= med_runq + STARVED_EXCESS &&
+                       (st->runq_share >= RUNQ_FACTOR * med_runq ||
+                        RUNQ_FACTOR * (1.0 - st->runq_share) <= 1.0 - med_runq);
         int starved_now = st->runq_far && (share >= NET_BOUND_SHARE || child);
         st->starved = held(&c->starved_since, starved_now, last_step, window_steps, d->persist);
         st->persistent = (st->straggler && last_step - st->onset_step + 1 >= d->persist) || st->slow_link || st->starved;

@@ -45,26 +45,6 @@ int sc_choice_same(int nranks, const sc_candidate *a, const sc_candidate *b)
     return same_mode_children_k(nranks, a->mode, a->k, a->child, b->mode, b->k, b->child);
 }
 
-/* Whether b tolerates more stragglers than a. */
-static int more_tolerant(int n, const sc_candidate *a, const sc_candidate *b)
-{
-    int a_exact = a->mode == SC_MODE_SYNC || a->mode == SC_MODE_HIER;
-    if (a_exact)
-        return b->mode == SC_MODE_QUORUM || b->mode == SC_MODE_GROUPS;
-    if (a->mode == SC_MODE_QUORUM)
-        return b->mode == SC_MODE_GROUPS || (b->mode == SC_MODE_QUORUM && b->k < a->k);
-    if (a->mode == SC_MODE_GROUPS && b->mode == SC_MODE_GROUPS) {
-        int added = 0;
-        for (int i = 0; i < n; i++) {
-            if (a->child[i] && !b->child[i])
-                return 0;
-            added |= b->child[i] && !a->child[i];
-        }
-        return added;
-    }
-    return 0;
-}
-
 int sc_hysteresis_accept(sc_hysteresis *h, const sc_candidate *cur, const sc_candidate *cand,
                          int onset, int use_margin, char *note, size_t notelen)
 {
@@ -80,7 +60,16 @@ int sc_hysteresis_accept(sc_hysteresis *h, const sc_candidate *cur, const sc_can
         snprintf(note, notelen, "kept %s", sc_sel_mode_name(cur->mode));
         return 0;
     }
-    if (onset && more_tolerant(n, cur, cand)) {
+    /* At once: out of an exact mode, where every rank waits for the new
+     * straggler at every step; and from quorum to groups when a straggler
+     * became persistent.  Smaller quorums and more children wait for their
+     * two wins: the rounds already go on without the straggler, and on a
+     * busy machine "onsets" come with every scheduler hiccup (switching at
+     * each made the selector churn, and every swap costs a round or two). */
+    int cur_exact = cur->mode == SC_MODE_SYNC || cur->mode == SC_MODE_HIER;
+    int tolerant = cand->mode == SC_MODE_QUORUM || cand->mode == SC_MODE_GROUPS;
+    if ((onset && cur_exact && tolerant) ||
+        ((onset & SC_ONSET_PERSISTENT) && cur->mode == SC_MODE_QUORUM && cand->mode == SC_MODE_GROUPS)) {
         h->pend_wins = 0;
         snprintf(note, notelen, "straggler onset: switched at once");
         return 1;

@@ -2,10 +2,10 @@
  *
  * A candidate that differs from the choice in force replaces it when
  *   - it is the first choice, or
- *   - a straggler appeared or became persistent since the last decision and
- *     the candidate tolerates more (sync/hier -> quorum/groups, quorum ->
- *     groups, more children, a smaller quorum): a clear onset switches at
- *     once, or
+ *   - a straggler appeared or became persistent since the last decision
+ *     (onset, SC_ONSET_* bits), the choice in force is exact (sync, hier:
+ *     everybody waits for it) and the candidate is tolerant, or one became
+ *     persistent and the candidate turns quorum into groups: at once, or
  *   - the same candidate (same mode and children; quorum sizes within
  *     max(1, n/8)) won two decisions in a row and, where the objectives are
  *     comparable (use_margin), is better than the choice in force by at

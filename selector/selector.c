@@ -285,10 +285,10 @@ static void build_situation(sc_selector *s)
     double spread = spread_rows ? sc_median_sorted(spreads, spread_rows) : 0.0;
     const sc_rank_status *st = sc_detect_status(s->det);
     int onset = 0;
-    for (int i = 0; i < n; i++)
-        if ((st[i].straggler && st[i].detect_step > s->last_decide_step) ||
-            (st[i].persistent && !s->was_persistent[i]))
-            onset = 1;
+    for (int i = 0; i < n; i++) {
+        if (st[i].straggler && st[i].detect_step > s->last_decide_step) onset |= SC_ONSET_NEW;
+        if (st[i].persistent && !s->was_persistent[i]) onset |= SC_ONSET_PERSISTENT;
+    }
     s->sit = (sc_situation){
         .nranks = n,
         .step = s->last_step,

@@ -7,6 +7,8 @@
 #include "detect.h"
 #include "sc_features.h"
 
+enum { SC_ONSET_NEW = 1, SC_ONSET_PERSISTENT = 2 };
+
 typedef struct sc_situation {
     int nranks;
     long step;                     /* last step of the window */
@@ -18,7 +20,8 @@ typedef struct sc_situation {
     const sc_detect_summary *sum;
     double noise_scale;            /* B_noise in per-rank batches (a prior when not measured) */
     int noise_measured;
-    int onset;                     /* a straggler appeared or became persistent since the last decision */
+    int onset;                     /* since the last decision: SC_ONSET_NEW a straggler appeared,
+                                      SC_ONSET_PERSISTENT one became persistent (or'ed) */
     double prior_scale;            /* measured / predicted interval of the mode in force (1: unknown) */
     int keep_member;               /* a rank never made a child (the placed coordinator), -1 none */
 } sc_situation;

@@ -201,15 +201,15 @@ static void test_returning_child_is_held(void)
 /* Starved of CPU, computing no slower (its compute is mostly waiting) but
  * slowing every exact collective: everyone waits alike, so only its
  * run-queue delay tells. */
-static void starved_run(double runq, double others, int expect_child)
+static void starved_run(double runq, double others, double comm_s, double progress_s, int expect_child)
 {
     CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 13) == 0);
     dr.syn.jitter = 0.01;
-    dr.syn.comm_s = 0.04;
+    dr.syn.comm_s = comm_s;
     for (int i = 0; i < 8; i++)
         dr.syn.rank[i].runq_share = others;
     dr.syn.rank[2].runq_share = runq;
-    dr.syn.rank[2].xfer_extra = 0.03;   /* its MPI progress, which every round waits for */
+    dr.syn.rank[2].xfer_extra = progress_s;   /* its MPI progress, which every round waits for */
     driver_run(&dr, 80, 1);
     show(expect_child ? "starved, compute unchanged" : "run-queue alike everywhere", &dr);
     const sc_rank_status *st = sc_selector_ranks(dr.sel);
@@ -228,8 +228,12 @@ static void starved_run(double runq, double others, int expect_child)
 
 static void test_starved_rank_becomes_child(void)
 {
-    starved_run(0.95, 0.3, 1);
-    starved_run(0.5, 0.4, 0);   /* a little more queueing than the others: not starved */
+    starved_run(0.95, 0.3, 0.04, 0.03, 1);
+    /* A busy node: the peers queue 46% of the step, rank 2 77%, not twice
+     * as long but left half their CPU (23% of the step against 54%). */
+    starved_run(1.0, 0.6, 0.01, 0.02, 1);
+    starved_run(0.5, 0.4, 0.04, 0.03, 0);   /* a little more queueing than the others: not starved */
+    starved_run(0.85, 0.6, 0.01, 0.02, 0);  /* more, on the busy node, but 65% of its peers' CPU */
 }
 
 static void test_slow_link_becomes_child(void)
@@ -467,6 +471,18 @@ static void test_hysteresis_rules(void)
     set_choice(&cur, SC_MODE_QUORUM, 7, 1.0);
     set_choice(&cand, SC_MODE_SYNC, 8, 0.5);
     CU_ASSERT_FALSE(sc_hysteresis_accept(&h, &cur, &cand, 1, 0, note, sizeof note));
+    /* Out of a tolerant mode an onset does not hurry a change (on a busy
+     * machine every hiccup is one): a smaller k needs its two wins. */
+    set_choice(&cand, SC_MODE_QUORUM, 5, 0.5);
+    CU_ASSERT_FALSE(sc_hysteresis_accept(&h, &cur, &cand, SC_ONSET_NEW, 0, note, sizeof note));
+    CU_ASSERT_TRUE(sc_hysteresis_accept(&h, &cur, &cand, SC_ONSET_NEW, 0, note, sizeof note));
+    /* ... but a straggler that became persistent goes from quorum to groups at once. */
+    set_choice(&cur, SC_MODE_QUORUM, 7, 1.0);
+    set_choice(&cand, SC_MODE_GROUPS, 7, 2.0);
+    cand.child[3] = 1;
+    CU_ASSERT_FALSE(sc_hysteresis_accept(&h, &cur, &cand, SC_ONSET_NEW, 0, note, sizeof note));
+    sc_hysteresis_restart(&h);
+    CU_ASSERT_TRUE(sc_hysteresis_accept(&h, &cur, &cand, SC_ONSET_PERSISTENT, 0, note, sizeof note));
     /* Same mode and k within tolerance: no change at all. */
     set_choice(&cand, SC_MODE_QUORUM, 6, 0.1);
     CU_ASSERT_FALSE(sc_hysteresis_accept(&h, &cur, &cand, 1, 1, note, sizeof note));
