@@ -288,6 +288,12 @@ static void build_situation(sc_selector *s)
     for (int i = 0; i < n; i++) {
         if (st[i].straggler && st[i].detect_step > s->last_decide_step) onset |= SC_ONSET_NEW;
         if (st[i].persistent && !s->was_persistent[i]) onset |= SC_ONSET_PERSISTENT;
+        /* A persistent straggler short of a measured resource (its CPU,
+         * its link) and still in the ring counts as new until it is a
+         * child: its case does not weaken with time, and two decisions in
+         * a row can take long on a noisy node. */
+        if (st[i].persistent && (st[i].starved || st[i].runq_far || st[i].probe_slow) && !s->cur.child[i])
+            onset |= SC_ONSET_PERSISTENT;
     }
     s->sit = (sc_situation){
         .nranks = n,

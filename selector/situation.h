@@ -21,7 +21,8 @@ typedef struct sc_situation {
     double noise_scale;            /* B_noise in per-rank batches (a prior when not measured) */
     int noise_measured;
     int onset;                     /* since the last decision: SC_ONSET_NEW a straggler appeared,
-                                      SC_ONSET_PERSISTENT one became persistent (or'ed) */
+                                      SC_ONSET_PERSISTENT one became persistent, or is persistent,
+                                      short of CPU or link, and not a child yet (or'ed) */
     double prior_scale;            /* measured / predicted interval of the mode in force (1: unknown) */
     int keep_member;               /* a rank never made a child (the placed coordinator), -1 none */
 } sc_situation;
