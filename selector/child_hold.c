@@ -36,7 +36,7 @@ void sc_child_hold_update(sc_child_hold *h, long step, int epoch_steps, const un
                           const sc_rank_status *st)
 {
     for (int i = 0; i < h->n; i++) {
-        if (child[i] && !h->was_child[i] && !(st[i].starved || st[i].runq_far || st[i].probe_slow)) {
+        if (child[i] && !h->was_child[i] && !sc_rank_short_of_resource(&st[i])) {
             h->until[i] = -1;   /* made a child on timing alone: not held */
         } else if (child[i] && !h->was_child[i]) {
             int soon = h->released_at[i] >= 0 && step - h->released_at[i] <= (long)SC_HOLD_FLAP_EPOCHS * epoch_steps;

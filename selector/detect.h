@@ -60,6 +60,13 @@ typedef struct sc_rank_status {
     double nic_headroom; /* [0, 1]: 1 = idle link (or speed unknown) */
 } sc_rank_status;
 
+/* Short of a resource the rounds need, as the monitor measures it: CPU
+ * (run-queue share far above its peers') or its link (the probe). */
+static inline int sc_rank_short_of_resource(const sc_rank_status *st)
+{
+    return st->starved || st->runq_far || st->probe_slow;
+}
+
 typedef struct sc_detect_summary {
     int nstragglers;  /* ranks held slow by the change-point test */
     int nslow_links;  /* ranks with slow_link set */

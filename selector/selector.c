@@ -292,7 +292,7 @@ static void build_situation(sc_selector *s)
          * its link) and still in the ring counts as new until it is a
          * child: its case does not weaken with time, and two decisions in
          * a row can take long on a noisy node. */
-        if (st[i].persistent && (st[i].starved || st[i].runq_far || st[i].probe_slow) && !s->cur.child[i])
+        if (st[i].persistent && sc_rank_short_of_resource(&st[i]) && !s->cur.child[i])
             onset |= SC_ONSET_PERSISTENT;
     }
     s->sit = (sc_situation){
