@@ -316,10 +316,7 @@ static int close_round(sc_engine *e, int s, sc_rules *rules, sc_mode mode, int k
     for (int r = 0; r < e->n; r++)
         if (e->blocked_at[r] == s && e->incl[r] >= e->blocked_need[r]) e->blocked_at[r] = -1;
     int rc = send_round(e, ROUND_RUN, s, mode, k, e->incl, deposits);
-    if (rc != MPI_SUCCESS) {
-        e->error = rc;
-        return rc;
-    }
+    if (sc_engine_failed(e, rc)) return rc;
     run_round(e, s, e->incl, deposits, mode, k);
     double tn = sc_now();
     if (e->last_round_t > 0) {
@@ -453,7 +450,7 @@ static void coordinator_loop(sc_engine *e)
     unsigned char *member = malloc((size_t)e->n);
     long *newparent = malloc(sizeof(long) * (size_t)e->n);
     if (!member || !newparent) {
-        e->error = MPI_ERR_NO_MEM;
+        sc_engine_failed(e, MPI_ERR_NO_MEM);
         free(member);
         free(newparent);
         return;
@@ -548,12 +545,12 @@ static void member_loop(sc_engine *e)
     for (;;) {
         int flag = 0, progressed = 0;
         if (PMPI_Iprobe(e->coord, TAG_ROUND, e->ctrl, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-            e->error = MPI_ERR_OTHER;
+            sc_engine_failed(e, MPI_ERR_OTHER);
             return;
         }
         if (flag) {
             if (PMPI_Recv(e->msg, RH_LEN + e->n, MPI_LONG, e->coord, TAG_ROUND, e->ctrl, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-                e->error = MPI_ERR_OTHER;
+                sc_engine_failed(e, MPI_ERR_OTHER);
                 return;
             }
             sc_mode mode = (sc_mode)e->msg[RH_MODE];
@@ -1007,12 +1004,9 @@ void sc_engine_announce_leave(sc_engine *e)
 {
     if (e->left) return;
     e->left = 1;
-    int rc = sc_engine_note(e, NOTE_LEAVE);
+    int failed = sc_engine_failed(e, sc_engine_note(e, NOTE_LEAVE));
     pthread_mutex_lock(&e->mu);
-    if (rc != MPI_SUCCESS) {   /* nobody will send this engine its STOP: do not wait for it */
-        if (!e->error) e->error = rc;
-        e->quit = 1;
-    }
+    if (failed) e->quit = 1;   /* nobody will send this engine its STOP: do not wait for it */
     pthread_cond_signal(&e->cv_engine);
     pthread_mutex_unlock(&e->mu);
 }
