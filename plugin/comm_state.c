@@ -1,6 +1,7 @@
 #include "comm_state.h"
 #include <stdlib.h>
 #include <string.h>
+#include "kernels.h"
 
 static int keyval = MPI_KEYVAL_INVALID;
 static sc_comm *live;   /* every communicator with state, newest first */
@@ -27,20 +28,50 @@ static void fold_stats(sc_stats *row, const sc_engine_stats *st)
         row->min_fresh = (double)st->min_fresh;
 }
 
-static void keep_leftover(void *ctx, long count, int dkind, const void *buf, size_t bytes)
+static void free_carry(sc_carry *c)
 {
-    sc_comm *cs = ctx;
-    sc_carry *c = calloc(1, sizeof *c);
-    if (!c || !(c->buf = malloc(bytes))) {
-        free(c);
+    for (int s = 0; c->buf && s < c->nslots; s++) free(c->buf[s]);
+    free(c->buf);
+    free(c->bytes);
+    free(c->shapes);
+    free(c->to);
+    free(c);
+}
+
+static void keep_leftover(void *ctx, int slot, const void *buf, size_t bytes)
+{
+    sc_carry *c = ctx;
+    if (slot < 0 || slot >= c->nslots || !(c->buf[slot] = malloc(bytes))) {
         sc_say(SC_SAY_ERROR, 1, "starcoll: out of memory keeping undelivered results; they are lost");
         return;
     }
-    memcpy(c->buf, buf, bytes);
-    c->sig.count = count;
-    c->sig.dkind = dkind;
-    c->next = cs->carry;
-    cs->carry = c;
+    memcpy(c->buf[slot], buf, bytes);
+    c->bytes[slot] = bytes;
+}
+
+/* An empty carry for the pattern now in force, or NULL. */
+static sc_carry *new_carry(const sc_comm *cs)
+{
+    int n = sc_identity_slots(cs->id);
+    sc_carry *c = calloc(1, sizeof *c);
+    if (!c || n <= 0) {
+        free(c);
+        return NULL;
+    }
+    c->nslots = n;
+    c->shapes = malloc(sizeof(uint64_t) * (size_t)n);
+    c->buf = calloc((size_t)n, sizeof(void *));
+    c->bytes = calloc((size_t)n, sizeof(size_t));
+    c->to = malloc(sizeof(int) * (size_t)n);
+    if (!c->shapes || !c->buf || !c->bytes || !c->to) {
+        free_carry(c);
+        return NULL;
+    }
+    for (int s = 0; s < n; s++) {
+        c->shapes[s] = sc_identity_slot_shape(cs->id, s);
+        c->to[s] = -1;
+    }
+    return c;
 }
 
 void sc_comm_stop_engine(sc_comm *cs, int keep_leftovers)
@@ -49,9 +80,72 @@ void sc_comm_stop_engine(sc_comm *cs, int keep_leftovers)
     sc_engine_announce_leave(cs->engine);
     sc_engine_serve_while_direct(&cs->engine, 1);
     sc_engine_stats st;
-    sc_engine_leave(cs->engine, &st, keep_leftovers ? keep_leftover : NULL, cs);
+    sc_carry *c = keep_leftovers ? new_carry(cs) : NULL;
+    if (keep_leftovers && !c) sc_say(SC_SAY_ERROR, 1, "starcoll: out of memory keeping undelivered results; they are lost");
+    sc_engine_leave(cs->engine, &st, c ? keep_leftover : NULL, c);
     cs->engine = NULL;
     fold_stats(cs->row, &st);
+    int any = 0;
+    for (int s = 0; c && s < c->nslots; s++) any |= c->buf[s] != NULL;
+    if (any) {
+        c->next = cs->carry;
+        cs->carry = c;
+    } else if (c) {
+        free_carry(c);
+    }
+    /* the slots they were mapped to belonged to the pattern just dropped */
+    for (sc_carry *k = cs->carry; k; k = k->next)
+        for (int s = 0; s < k->nslots; s++) k->to[s] = -1;
+}
+
+/* The old pattern's slot s is the new one's (s + shift) mod n, for the one
+ * shift under which every shape matches; none or several: not mapped. */
+void sc_comm_map_carries(sc_comm *cs)
+{
+    int n = sc_identity_slots(cs->id);
+    for (sc_carry *c = cs->carry; c; c = c->next) {
+        if (c->nslots != n) continue;
+        int found = -1, several = 0;
+        for (int shift = 0; shift < n && !several; shift++) {
+            int all = 1;
+            for (int s = 0; s < n && all; s++) all = sc_identity_slot_shape(cs->id, (s + shift) % n) == c->shapes[s];
+            if (all) {
+                several = found >= 0;
+                found = shift;
+            }
+        }
+        if (found < 0 || several) continue;
+        for (int s = 0; s < n; s++) c->to[s] = (s + found) % n;
+    }
+}
+
+void sc_comm_pay_carry(sc_comm *cs, int slot, void *recvbuf, long count, int dkind)
+{
+    for (sc_carry **p = &cs->carry; *p;) {
+        sc_carry *c = *p;
+        int left = 0;
+        for (int s = 0; s < c->nslots; s++) {
+            if (c->buf[s] && c->to[s] == slot) {
+                sc_sum_into(recvbuf, c->buf[s], (size_t)count, (sc_dkind)dkind);
+                free(c->buf[s]);
+                c->buf[s] = NULL;
+            }
+            left |= c->buf[s] != NULL;
+        }
+        if (left) {
+            p = &c->next;
+        } else {
+            *p = c->next;
+            free_carry(c);
+        }
+    }
+}
+
+void sc_comm_count_carries(void)
+{
+    for (sc_comm *cs = live; cs; cs = cs->next_live)
+        for (sc_carry *c = cs->carry; c; c = c->next)
+            for (int s = 0; s < c->nslots; s++) cs->row->carries_left += c->buf[s] != NULL;
 }
 
 static void free_subcomms(sc_comm *cs)
@@ -66,12 +160,14 @@ static int delete_state(MPI_Comm comm, int kv, void *attr, void *extra)
     (void)comm; (void)kv; (void)extra;
     sc_comm *cs = attr;
     if (sc_rt.active) free_subcomms(cs);
+    if (sc_rt.active && cs->agree_comm != MPI_COMM_NULL) PMPI_Comm_free(&cs->agree_comm);
     unlink_state(cs);
     for (sc_carry *c = cs->carry, *nx; c; c = nx) {
         nx = c->next;
-        free(c->buf);
-        free(c);
+        free_carry(c);
     }
+    sc_identity_free(cs->id);
+    free(cs->lockstep_buf);
     free(cs);
     return MPI_SUCCESS;
 }
@@ -92,8 +188,8 @@ sc_comm *sc_comm_get(MPI_Comm comm)
     sc_comm *cs = calloc(1, sizeof *cs);
     if (!cs) return NULL;
     cs->comm = comm;
+    cs->agree_comm = MPI_COMM_NULL;
     sc_hier_init(&cs->hier);
-    sc_pattern_init(&cs->pattern);
     if (PMPI_Comm_test_inter(comm, &cs->is_inter) != MPI_SUCCESS ||
         (cs->is_inter ? PMPI_Comm_remote_size(comm, &cs->size) : PMPI_Comm_size(comm, &cs->size)) != MPI_SUCCESS ||
         PMPI_Comm_rank(comm, &cs->rank) != MPI_SUCCESS ||
@@ -132,10 +228,10 @@ void sc_comm_stop_all_engines(void)
     for (sc_comm *cs = live; cs; cs = cs->next_live) sc_comm_stop_engine(cs, 0);
 }
 
-void sc_comm_away(sc_engine *except, int away)
+void sc_comm_away(sc_engine *except, int away, int what)
 {
     for (sc_comm *cs = live; cs; cs = cs->next_live)
-        if (cs->engine && cs->engine != except) sc_engine_away(cs->engine, away);
+        if (cs->engine && cs->engine != except) sc_engine_away(cs->engine, away, what);
 }
 
 int sc_comm_engines_here(void)

@@ -4,7 +4,7 @@
 #define STARCOLL_COMM_STATE_H
 #include <mpi.h>
 #include "runtime.h"
-#include "pattern.h"
+#include "identity.h"
 #include "engine.h"
 #include "mode_hier.h"
 
@@ -14,25 +14,44 @@ typedef struct sc_comm {
     sc_stats *row;              /* report row these calls count into */
     long eligible_calls;
     sc_hier hier;               /* hier: built once on first use */
-    /* tolerant modes */
-    sc_pattern pattern;
+    /* tolerant modes: which tensor each call is (identity.h), agreed on
+     * over agree_comm, a private duplicate made at the first use */
+    sc_identity *id;
+    MPI_Comm agree_comm;
+    void *lockstep_buf;         /* the poisoned buffer of an off-pattern lockstep call */
+    size_t lockstep_bytes;
     sc_engine *engine;
     int engine_failed;
     double last_exit;           /* when the last eligible call returned (compute time in between) */
+    double last_any_exit;       /* when the last MPI_Allreduce on it returned */
     double learn_compute_s;     /* compute time between the calls that learned the pattern: places the coordinator */
-    struct sc_carry *carry;
-    struct sc_comm *next_live;     /* results drained from a dropped pattern, owed to the next call of that shape */
+    struct sc_carry *carry;     /* results drained from a dropped pattern, owed to the same tensor later */
+    int said_reject;            /* this rank said why a call failed on this communicator */
+    char why_exact[400];        /* why the agreed pattern stays exact, "" when it does not */
+    struct sc_comm *next_live;
 } sc_comm;
 
+/* Results of a pattern that was dropped (the calls changed), one buffer
+ * per slot of that pattern, owed to the same tensors when a pattern of
+ * the same shapes comes back (identity.h: its slots may start elsewhere). */
 typedef struct sc_carry {
-    sc_sig sig;
-    void *buf;
+    int nslots;
+    uint64_t *shapes;           /* the old pattern's slot shapes */
+    void **buf;                 /* per old slot, NULL: nothing owed */
+    size_t *bytes;
+    int *to;                    /* per old slot: the slot of the current pattern, -1 not mapped */
     struct sc_carry *next;
 } sc_carry;
 
 /* Stop cs's engine (collective over cs->comm), folding its figures into
  * the report row; keep_leftovers: results not yet returned become carries. */
 void sc_comm_stop_engine(sc_comm *cs, int keep_leftovers);
+/* A new pattern was agreed: map the carries onto its slots. */
+void sc_comm_map_carries(sc_comm *cs);
+/* Add what is owed to slot `slot` of the current pattern into recvbuf. */
+void sc_comm_pay_carry(sc_comm *cs, int slot, void *recvbuf, long count, int dkind);
+/* Results still owed, counted into each communicator's report row. */
+void sc_comm_count_carries(void);
 
 int sc_comm_keyval_init(void);
 /* State for comm, created on first use; NULL when it cannot be had (then pass through). */
@@ -40,8 +59,8 @@ sc_comm *sc_comm_get(MPI_Comm comm);
 /* MPI_Finalize: leave every tolerant engine (returns when all ranks left). */
 void sc_comm_stop_all_engines(void);
 /* The main thread blocks in a call outside the engines' rounds (away=1)
- * or is back (away=0): every engine but `except` is told. */
-void sc_comm_away(sc_engine *except, int away);
+ * or is back (away=0): every engine but `except` is told; what: SC_AWAY_*. */
+void sc_comm_away(sc_engine *except, int away, int what);
 /* Number of running engines in this process. */
 int sc_comm_engines(void);
 /* The same, 0 when called from a thread other than MPI_Init's. */

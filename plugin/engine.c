@@ -1,4 +1,7 @@
-/* The tolerant engine (see engine.h): threads, rounds, the coordinator.
+/* The tolerant engine (see engine.h): its start and stop, the engine
+ * thread, and a rank's part in a round.  The coordinator's work is in
+ * engine_coord.c, every other rank's in engine_member.c, the application
+ * thread's side in engine_caller.c.
  *
  * Threads: the application's thread deposits buffers and waits on a
  * condition variable; the engine thread talks MPI on duplicates of the
@@ -79,7 +82,7 @@ static double nap_cap(const sc_engine *e, double now)
 /* Nothing moved: sleep a growing while, at most `until` seconds when that
  * is not negative (a grace period ending).  Returns 1 when the engine must
  * quit instead. */
-static int idle(sc_engine *e, double *nap, double until)
+int sc_engine_idle(sc_engine *e, double *nap, double until)
 {
     pthread_mutex_lock(&e->mu);
     if (e->quit) {
@@ -125,7 +128,7 @@ static void release_deposits(sc_slot *sl, sc_deposit *take)
  * round includes (incl), reduced over the ring.  `fresh` is the round's
  * number of deposits, from the coordinator.  Results go straight into the
  * caller's receive buffer when it waits on this slot, else to the inbox. */
-static void run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode mode, int k)
+void sc_run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode mode, int k)
 {
     sc_slot *sl = &e->slots[s];
     pthread_mutex_lock(&e->mu);
@@ -193,165 +196,11 @@ static void run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode
     pthread_mutex_unlock(&e->mu);
 }
 
-/* ---- engine thread: the coordinator ------------------------------------- */
-
-static void apply_note(sc_engine *e, int src, const long *note)
-{
-    int who = note[4] >= 0 ? (int)note[4] : src;
-    if (who < 0 || who >= e->n) return;
-    if (note[0] == NOTE_DEPOSIT && note[1] >= 0 && note[1] < e->nslots) {
-        /* A deposit counts from its owner under the current topology: a
-         * member itself, a child through its parent.  Anything else is from
-         * before a topology change; the owner announces it again. */
-        if (note[4] >= 0 ? e->parent[who] != src : e->parent[who] != -1) return;
-        sc_track_announce(&e->slots[note[1]].track, who, note[2], (int)(note[3] & NOTE_KIND_FLAGS));
-        if (note[3] & NOTE_WAITS) {
-            e->blocked_at[who] = (int)note[1];
-            e->blocked_need[who] = note[2];
-        }
-    } else if (note[0] == NOTE_AWAY || note[0] == NOTE_DIRECT) {
-        /* A rank gone direct deposits nothing until it comes back: rounds
-         * left over from the switch (a later slot's deposit of a rank that
-         * was behind) must not wait for it. */
-        if (note[0] == NOTE_DIRECT) e->in_direct[who] = 1;
-        if (e->blocked_at[who] == -1) e->blocked_at[who] = SC_BLOCKED_OUTSIDE;
-    } else if (note[0] == NOTE_BACK || note[0] == NOTE_ROUNDS) {
-        if (note[0] == NOTE_ROUNDS) e->in_direct[who] = 0;
-        if (e->blocked_at[who] == SC_BLOCKED_OUTSIDE && !e->in_direct[who]) e->blocked_at[who] = -1;
-    } else if (note[0] == NOTE_STOPPED) {
-        e->nstopped++;
-    } else if (note[0] == NOTE_LEAVE && !e->gone[who]) {
-        e->gone[who] = 1;
-        __atomic_add_fetch(&e->ngone, 1, __ATOMIC_ACQ_REL);   /* read by a departed application thread */
-        /* Direct steps cannot go on without a rank: back to rounds, which
-         * do not wait for departed ranks. */
-        pthread_mutex_lock(&e->mu);
-        if (e->direct && e->direct_cmd != CMD_STOP) e->direct_cmd = CMD_ENGINE;
-        pthread_mutex_unlock(&e->mu);
-    }
-}
-
-static int drain_notes(sc_engine *e)
-{
-    int got = 0, src;
-    long note[NOTE_LEN];
-    while (sc_recv_next(e->ctrl, TAG_NOTE, MPI_LONG, note, NOTE_LEN, &src) == 1) {
-        apply_note(e, src, note);
-        e->last_note_t = e->last_activity = sc_now();
-        got = 1;
-    }
-    double feat[SC_NFEAT];
-    while (sc_recv_next(e->ctrl, TAG_FEAT, MPI_DOUBLE, feat, SC_NFEAT, &src) == 1) {
-        sc_decider_observe(e->decider, src, feat);
-        got = 1;
-    }
-    return got;
-}
-
-/* Round message (RUN or STOP) to the members, or TOPO to everybody. */
-static int send_round(sc_engine *e, long kind, int s, sc_mode mode, int k, const long *tail, long fresh)
-{
-    e->msg[RH_FRESH] = fresh;
-    e->msg[RH_DIRECT] = kind == ROUND_RUN ? e->round_direct : 0;
-    e->msg[RH_KIND] = kind;
-    e->msg[RH_SLOT] = s;
-    e->msg[RH_MODE] = mode;
-    e->msg[RH_K] = k;
-    e->msg[RH_EPOCH] = e->epoch;
-    memcpy(e->msg + RH_LEN, tail, sizeof(long) * (size_t)e->n);
-    for (int r = 0; r < e->n; r++) {
-        if (r == e->rank || (kind == ROUND_RUN && e->parent[r] != -1)) continue;
-        int rc = PMPI_Send(e->msg, RH_LEN + e->n, MPI_LONG, r, TAG_ROUND, e->ctrl);
-        if (rc != MPI_SUCCESS) return rc;
-    }
-    return MPI_SUCCESS;
-}
-
-/* Close slot s's round: bookkeeping, round message to the members, and
- * this rank's part of the reduction. */
-static int close_round(sc_engine *e, int s, sc_rules *rules, sc_mode mode, int k)
-{
-    sc_track *tr = &e->slots[s].track;
-    if (rules->relax_quorum && !e->relaxed++)
-        sc_say(SC_SAY_STALL, 0, "starcoll: tolerant rounds stalled (ranks blocked in a call starcoll cannot see, "
-               "such as an exact collective each step); closing rounds below the quorum to go on");
-    int flushing = tr->flush_upto != 0;
-    long deposits = 0;
-    memcpy(e->prev_incl, tr->included, sizeof(long) * (size_t)e->n);
-    for (int r = 0; r < e->n; r++) deposits -= tr->included[r];
-    int fresh = sc_round_close(tr, rules, e->incl);
-    for (int r = 0; r < e->n; r++) deposits += e->incl[r];
-    /* Going direct: only from a slot-0 round that includes a waiting
-     * (exact) deposit of every rank, so every rank learns the switch before
-     * its next call and all switch at the same one.  And only with equal
-     * call counts: direct steps are plain collectives, matched by program
-     * point, so a rank still calls behind the others would leave them
-     * blocked (in an exact collective of the application's, say) where
-     * rounds would go on without it.  Until then the exact mode runs as
-     * rounds (see catch_up). */
-    e->round_direct = 0;
-    if (s == 0 && e->pending_direct != SC_NMODES && mode == e->pending_direct) {
-        int all_wait = 1;
-        for (int r = 0; r < e->n && all_wait; r++) {
-            /* a departed rank could not join the direct steps that follow */
-            if (e->gone[r]) {
-                all_wait = 0;
-                break;
-            }
-            all_wait = e->incl[r] > e->prev_incl[r] && tr->exact_upto[r] == e->incl[r] && e->parent[r] == -1 &&
-                       e->incl[r] == e->incl[0];
-        }
-        if (all_wait) {
-            e->round_direct = 1;
-            e->pending_direct = SC_NMODES;
-            pthread_mutex_lock(&e->mu);
-            e->direct_at = e->incl[e->rank] + 1;
-            pthread_mutex_unlock(&e->mu);
-        }
-    }
-    if (!flushing && !rules->relax_quorum && !rules->excuse_blocked && !sc_exact_mode(mode) &&
-        mode != SC_MODE_GROUPS && (e->stats.min_fresh < 0 || fresh < e->stats.min_fresh))
-        e->stats.min_fresh = fresh;
-    if (tr->max_absent > e->stats.max_staleness) e->stats.max_staleness = tr->max_absent;
-    for (int r = 0; r < e->n; r++)
-        if (e->blocked_at[r] == s && e->incl[r] >= e->blocked_need[r]) e->blocked_at[r] = -1;
-    int rc = send_round(e, ROUND_RUN, s, mode, k, e->incl, deposits);
-    if (sc_engine_failed(e, rc)) return rc;
-    run_round(e, s, e->incl, deposits, mode, k);
-    double tn = sc_now();
-    if (e->last_round_t > 0) {
-        double gap = tn - e->last_round_t;
-        e->round_period = e->round_period > 0 ? 0.9 * e->round_period + 0.1 * gap : gap;
-    }
-    e->last_round_t = tn;
-    return MPI_SUCCESS;
-}
-
-/* A new topology or mode: every rank learns it from the TOPO message, in
- * order with the round messages.  Deposits not yet included are announced
- * again by their owners under the new topology. */
-static int change_topology(sc_engine *e, const long *parent, sc_mode mode, int k)
-{
-    e->epoch++;
-    for (int s = 0; s < e->nslots; s++) {
-        sc_track *tr = &e->slots[s].track;
-        memcpy(tr->announced, tr->included, sizeof(long) * (size_t)e->n);
-    }
-    for (int r = 0; r < e->n; r++) e->parent[r] = (int)parent[r];
-    pthread_mutex_lock(&e->mu);
-    e->mode = mode;
-    e->k = k;
-    pthread_mutex_unlock(&e->mu);
-    int rc = send_round(e, ROUND_TOPO, 0, mode, k, parent, 0);
-    if (rc != MPI_SUCCESS) return rc;
-    return sc_groups_apply(e, parent, e->epoch);
-}
-
 /* Every rank has left.  Sends between parents and children may still be
  * in flight (large ones wait for their receiver), so each rank keeps
  * receiving until its own sends are done, says so, and goes only when the
  * coordinator has heard it from all. */
-static void stop_traffic(sc_engine *e)
+void sc_stop_traffic(sc_engine *e)
 {
     e->stopping = 1;
     int said = 0;
@@ -364,10 +213,10 @@ static void stop_traffic(sc_engine *e)
             said = moved = 1;
         }
         if (e->rank == e->coord) {
-            moved |= drain_notes(e);
+            moved |= sc_coord_drain_notes(e);
             if (e->nstopped == e->n) {
                 memset(e->incl, 0, sizeof(long) * (size_t)e->n);
-                sc_engine_failed(e, send_round(e, ROUND_FINAL, 0, SC_MODE_SYNC, 0, e->incl, 0));
+                sc_engine_failed(e, sc_send_round(e, ROUND_FINAL, 0, SC_MODE_SYNC, 0, e->incl, 0));
                 return;
             }
         } else {
@@ -391,213 +240,17 @@ static void stop_traffic(sc_engine *e)
     }
 }
 
-/* A decision of the selector.  Exact modes run direct (plain collectives
- * by the application threads): from direct, the next step's broadcast
- * switches between them or back to rounds; from rounds, the rounds turn
- * exact first and go direct once every rank waits on the same one. */
-static int apply_decision(sc_engine *e, const long *parent, sc_mode mode, int k)
-{
-    pthread_mutex_lock(&e->mu);
-    int direct = e->direct;
-    if (direct && sc_exact_mode(mode)) {
-        e->direct_cmd = mode == SC_MODE_HIER ? CMD_HIER : CMD_SYNC;
-        e->mode = mode;
-        e->k = k;
-        pthread_mutex_unlock(&e->mu);
-        return MPI_SUCCESS;
-    }
-    pthread_mutex_unlock(&e->mu);
-    int rc = change_topology(e, parent, mode, k);
-    e->pending_direct = sc_exact_mode(mode) ? mode : SC_NMODES;
-    if (direct) {
-        pthread_mutex_lock(&e->mu);
-        e->direct_cmd = CMD_ENGINE;
-        pthread_mutex_unlock(&e->mu);
-    }
-    return rc;
-}
-
-/* Bounded catch-up before going direct.  When every rank waits on an exact
- * slot-0 deposit and their call counts differ by a few calls (a short
- * tolerant spell), the round is made a flush at the largest count: the
- * ranks behind get rounds of their own until they are level, which costs
- * the others those few steps once; then the step goes direct.  A larger
- * lag (a long tolerant spell with a straggler) would stall everybody for
- * as many of the straggler's steps: the exact mode then stays in rounds,
- * which need no alignment. */
-enum { SC_CATCH_UP_MAX = 3 };
-static void catch_up(sc_engine *e)
-{
-    sc_track *tr = &e->slots[0].track;
-    if (tr->flush_upto) return;
-    long lo = -1, hi = -1;
-    for (int r = 0; r < e->n; r++) {
-        int waits_exact = tr->announced[r] > tr->included[r] && tr->exact_upto[r] == tr->announced[r];
-        if (e->gone[r] || e->parent[r] != -1 || !waits_exact) return;
-        if (lo < 0 || tr->announced[r] < lo) lo = tr->announced[r];
-        if (tr->announced[r] > hi) hi = tr->announced[r];
-    }
-    if (hi > lo && hi - lo <= SC_CATCH_UP_MAX) tr->flush_upto = hi;
-}
-
-static void coordinator_loop(sc_engine *e)
-{
-    double nap = 20e-6;
-    int rr = 0;
-    sc_rules rules = {0};
-    rules.gone = e->gone;
-    rules.blocked_at = e->blocked_at;
-    unsigned char *member = malloc((size_t)e->n);
-    long *newparent = malloc(sizeof(long) * (size_t)e->n);
-    if (!member || !newparent) {
-        sc_engine_failed(e, MPI_ERR_NO_MEM);
-        free(member);
-        free(newparent);
-        return;
-    }
-    rules.member = member;
-    for (;;) {
-        int progressed = drain_notes(e);
-        pthread_mutex_lock(&e->mu);
-        sc_mode mode = e->mode;
-        int k = e->k;
-        /* A switch to direct announced and not made yet: the ranks are
-         * finishing the step's exact rounds and go direct at their next
-         * step.  A decision now would turn those rounds tolerant, leave
-         * some deposits to rounds that never come (the others have gone
-         * direct) and stall; it waits for the switch. */
-        int switching = e->direct_at > 0 && !e->direct;
-        pthread_mutex_unlock(&e->mu);
-        sc_mode newmode = mode;
-        int newk = k;
-        if (!switching && sc_decider_decide(e->decider, newparent, &newmode, &newk)) {
-            if (apply_decision(e, newparent, newmode, newk) != MPI_SUCCESS) break;
-            mode = newmode;
-            k = newk;
-            progressed = 1;
-        }
-        if (e->pending_direct != SC_NMODES && e->pending_direct == mode) catch_up(e);
-        int members = 0;
-        for (int r = 0; r < e->n; r++) members += member[r] = e->parent[r] == -1;
-        /* groups: the ring is synchronous among its members; children ride. */
-        rules.k = sc_exact_mode(mode) || mode == SC_MODE_GROUPS ? members : k;
-        rules.staleness = sc_rt.policy.staleness;
-        /* Grace: a small share of the recent round period, so the slower
-         * ranks of a healthy step still make the round. */
-        rules.grace_s = 0.05 * e->round_period;
-        if (rules.grace_s < 50e-6) rules.grace_s = 50e-6;
-        if (rules.grace_s > 2e-3) rules.grace_s = 2e-3;
-        double t = sc_now(), wake = -1;
-        /* A stall: nothing announced for this long while ranks wait.  Long,
-         * since a rank may compute for seconds; the collectives starcoll can
-         * see already tell the coordinator who is away. */
-        double stall = 100 * e->round_period > 10 ? 100 * e->round_period : 10;
-        int anyone_waiting = 0;
-        for (int r = 0; r < e->n; r++) anyone_waiting |= e->blocked_at[r] >= 0;
-        rules.relax_quorum = anyone_waiting && e->last_note_t > 0 && t - e->last_note_t > stall;
-        /* First pass by the plain rules; a second pass excuses ranks
-         * blocked in other rounds, only when nothing could close at all. */
-        int closed = 0;
-        for (int pass = 0; pass < 2 && !closed; pass++) {
-            rules.excuse_blocked = pass;
-            for (int i = 0; i < e->nslots; i++) {
-                int s = (rr + i) % e->nslots;
-                double w;
-                rules.slot = s;
-                if (sc_round_verdict(&e->slots[s].track, &rules, t, &w) != SC_CLOSE) {
-                    if (w > 0 && (wake < 0 || w < wake)) wake = w;
-                    continue;
-                }
-                if (close_round(e, s, &rules, mode, k) != MPI_SUCCESS) goto out;
-                rr = (s + 1) % e->nslots;
-                progressed = closed = 1;
-                break;
-            }
-        }
-        progressed |= sc_groups_progress(e);
-        if (e->ngone == e->n) {
-            int news = 0;
-            for (int s = 0; s < e->nslots; s++) news |= sc_track_has_news(&e->slots[s].track);
-            if (!news) {
-                memset(e->incl, 0, sizeof(long) * (size_t)e->n);
-                for (int r = 0; r < e->n; r++) e->parent[r] = -1;   /* STOP goes to everybody */
-                send_round(e, ROUND_STOP, 0, mode, k, e->incl, 0);
-                stop_traffic(e);
-                goto out;
-            }
-        }
-        if (progressed) {
-            nap = 20e-6;
-            continue;
-        }
-        if (idle(e, &nap, wake > 0 ? wake - t : -1)) goto out;
-    }
-out:
-    free(member);
-    free(newparent);
-}
-
-/* ---- engine thread: any other rank ------------------------------------- */
-
-static void member_loop(sc_engine *e)
-{
-    double nap = 20e-6;
-    for (;;) {
-        int flag = 0, progressed = 0;
-        if (PMPI_Iprobe(e->coord, TAG_ROUND, e->ctrl, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-            sc_engine_failed(e, MPI_ERR_OTHER);
-            return;
-        }
-        if (flag) {
-            if (PMPI_Recv(e->msg, RH_LEN + e->n, MPI_LONG, e->coord, TAG_ROUND, e->ctrl, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-                sc_engine_failed(e, MPI_ERR_OTHER);
-                return;
-            }
-            sc_mode mode = (sc_mode)e->msg[RH_MODE];
-            int k = (int)e->msg[RH_K];
-            if (e->msg[RH_KIND] == ROUND_STOP) {
-                stop_traffic(e);
-                return;
-            }
-            if (e->msg[RH_KIND] == ROUND_TOPO) {
-                pthread_mutex_lock(&e->mu);
-                e->mode = mode;
-                e->k = k;
-                pthread_mutex_unlock(&e->mu);
-                if (sc_groups_apply(e, e->msg + RH_LEN, e->msg[RH_EPOCH]) != MPI_SUCCESS) return;
-            } else {
-                if (e->msg[RH_DIRECT] > 0) {   /* before the round, so the waiting caller sees it */
-                    pthread_mutex_lock(&e->mu);
-                    e->direct_at = e->msg[RH_LEN + e->rank] + 1;   /* my next slot-0 call */
-                    pthread_mutex_unlock(&e->mu);
-                }
-                run_round(e, (int)e->msg[RH_SLOT], e->msg + RH_LEN, e->msg[RH_FRESH], mode, k);
-            }
-            progressed = 1;
-        }
-        progressed |= sc_groups_progress(e);
-        progressed |= sc_groups_forward(e);
-        if (progressed) {
-            nap = 20e-6;
-            continue;
-        }
-        if (idle(e, &nap, -1)) return;
-    }
-}
-
 static void *engine_main(void *arg)
 {
     sc_engine *e = arg;
-    if (e->rank == e->coord) coordinator_loop(e);
-    else member_loop(e);
+    if (e->rank == e->coord) sc_coordinator_loop(e);
+    else sc_member_loop(e);
     pthread_mutex_lock(&e->mu);
     e->stopped = 1;
     pthread_cond_broadcast(&e->cv_main);
     pthread_mutex_unlock(&e->mu);
     return NULL;
 }
-
-/* ---- application thread -------------------------------------------------- */
 
 static void free_list(sc_deposit *d)
 {
@@ -608,7 +261,7 @@ static void free_list(sc_deposit *d)
     }
 }
 
-static void engine_free(sc_engine *e)
+void sc_engine_free(sc_engine *e)
 {
     if (!e) return;
     sc_groups_free(e);
@@ -631,6 +284,11 @@ static void engine_free(sc_engine *e)
     free(e->prev_incl);
     free(e->msg);
     free(e->parent);
+    free(e->last_pos);
+    free(e->off_pos);
+    free(e->off_shape);
+    free(e->lockstep_buf);
+    sc_stall_free(e);
     sc_hier_free(&e->hier);
     sc_hier_free(&e->direct_hier);
     if (e->trace) fclose(e->trace);
@@ -675,7 +333,7 @@ static int place_coordinator(MPI_Comm comm, int rank, int n, double load, int *c
     return PMPI_Allreduce(&mine, coord, 1, MPI_INT, MPI_MIN, comm);
 }
 
-sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode, int comm_id,
+sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, int comm_id,
                            double learn_compute_s)
 {
     sc_engine *e = calloc(1, sizeof *e);
@@ -688,6 +346,7 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode, i
     pthread_cond_init(&e->cv_engine, NULL);
     PMPI_Comm_rank(comm, &e->rank);
     PMPI_Comm_size(comm, &e->n);
+    e->comm_id = comm_id;
     int placed = place_coordinator(comm, e->rank, e->n, learn_compute_s, &e->coord) == MPI_SUCCESS &&
                  e->coord >= 0 && e->coord < e->n;
     if (!placed) e->coord = 0;   /* the agreement below fails the start everywhere */
@@ -699,8 +358,8 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode, i
     /* auto starts exact, and exact runs direct */
     e->direct = sc_exact_mode(mode);
     e->direct_mode = mode;
-    e->nslots = pat->len;
-    e->slots = calloc((size_t)pat->len, sizeof(sc_slot));
+    e->nslots = sc_identity_slots(id);
+    e->slots = calloc((size_t)e->nslots, sizeof(sc_slot));
     e->gone = calloc((size_t)e->n, 1);
     e->in_direct = calloc((size_t)e->n, 1);
     e->blocked_at = malloc(sizeof(int) * (size_t)e->n);
@@ -709,12 +368,17 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode, i
     e->incl = calloc((size_t)e->n, sizeof(long));
     e->prev_incl = calloc((size_t)e->n, sizeof(long));
     e->msg = calloc((size_t)(RH_LEN + e->n), sizeof(long));
-    int ok = placed && e->slots && e->gone && e->in_direct && e->incl && e->prev_incl && e->msg && e->blocked_at && e->blocked_need && e->parent;
+    e->last_pos = calloc((size_t)e->n, sizeof(long));
+    e->off_pos = malloc(sizeof(long) * (size_t)e->n);
+    e->off_shape = calloc((size_t)e->n, sizeof(long));
+    int ok = placed && e->slots && e->gone && e->in_direct && e->incl && e->prev_incl && e->msg && e->blocked_at &&
+             e->blocked_need && e->parent && e->last_pos && e->off_pos && e->off_shape && sc_stall_init(e) == 0;
     for (int r = 0; ok && r < e->n; r++) e->blocked_at[r] = e->parent[r] = -1;
+    for (int r = 0; ok && r < e->n; r++) e->off_pos[r] = -1;
     for (int s = 0; ok && s < e->nslots; s++) {
         sc_slot *sl = &e->slots[s];
-        sl->count = pat->pat[s].count;
-        sl->dk = (sc_dkind)pat->pat[s].dkind;
+        sl->count = sc_identity_slot_count(id, s);
+        sl->dk = (sc_dkind)sc_identity_slot_dkind(id, s);
         sl->dt = sl->dk == SC_DK_FLOAT ? MPI_FLOAT : MPI_DOUBLE;
         sl->bytes = (size_t)sl->count * sc_dkind_size(sl->dk);
         sl->inbox = calloc(1, sl->bytes);
@@ -756,271 +420,8 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode, i
             pthread_mutex_unlock(&e->mu);
             pthread_join(e->thread, NULL);
         }
-        engine_free(e);
+        sc_engine_free(e);
         return NULL;
     }
     return e;
-}
-
-static int deposit_pending(const sc_slot *sl, const sc_deposit *d)
-{
-    for (const sc_deposit *p = sl->head; p; p = p->next)
-        if (p == d) return 1;
-    return 0;
-}
-
-static void unlink_deposit(sc_slot *sl, sc_deposit *d)
-{
-    sc_deposit **p = &sl->head, *prev = NULL;
-    while (*p && *p != d) {
-        prev = *p;
-        p = &(*p)->next;
-    }
-    if (!*p) return;
-    *p = d->next;
-    if (sl->tail == d) sl->tail = prev;
-    free(d);
-}
-
-static sc_deposit *deposit_get(sc_slot *sl)
-{
-    sc_deposit *d = sl->spare;
-    if (d) {
-        sl->spare = d->next;
-        d->next = NULL;
-        return d;
-    }
-    d = calloc(1, sizeof *d);
-    if (d && !(d->buf = malloc(sl->bytes))) {
-        free(d);
-        d = NULL;
-    }
-    return d;
-}
-
-/* At each step's first call: the step's features (timing here, the rest
- * from the monitor) go to the coordinator, and to the trace. */
-static void step_boundary(sc_engine *e, double now)
-{
-    if (e->step_start > 0) {
-        double feat[SC_NFEAT] = {0};
-        feat[SC_F_STEP_S] = now - e->step_start;
-        feat[SC_F_WAIT_S] = e->step_wait;
-        feat[SC_F_COMPUTE_S] = feat[SC_F_STEP_S] - e->step_wait;
-        feat[SC_F_BYTES] = e->step_bytes;
-        feat[SC_F_GRAD_SQNORM] = e->step_gsq;
-        feat[SC_F_SUM_SQNORM] = e->step_ssq;
-        feat[SC_F_LINK_SPB] = e->link_spb;
-        if (sc_rt.monitor) sc_monitor_sample(sc_rt.monitor, feat[SC_F_STEP_S], feat);
-        sc_engine_failed(e, PMPI_Send(feat, SC_NFEAT, MPI_DOUBLE, e->coord, TAG_FEAT, e->ctrl));
-        if (e->trace) sc_trace_write_step(e->trace, e->rank, e->steps, sc_engine_mode(e), feat);
-        e->steps++;
-    }
-    e->step_start = now;
-    e->step_wait = e->step_gsq = e->step_ssq = e->step_bytes = 0;
-}
-
-/* Squared norm on every 16th element: the noise scale needs only the ratio
- * of such norms, which the sampling leaves unbiased, at a sixteenth of the
- * cost on the application's thread. */
-static double sampled_sqnorm(const void *buf, long count, sc_dkind dk)
-{
-    double s = 0;
-    if (dk == SC_DK_FLOAT)
-        for (long i = 0; i < count; i += 16) s += (double)((const float *)buf)[i] * ((const float *)buf)[i];
-    else
-        for (long i = 0; i < count; i += 16) s += ((const double *)buf)[i] * ((const double *)buf)[i];
-    return s;
-}
-
-int sc_engine_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, int exact)
-{
-    sc_slot *sl = &e->slots[slot];
-    const void *mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    double t_in = sc_now();
-    if (slot == 0) step_boundary(e, t_in);
-    pthread_mutex_lock(&e->mu);
-    int went_direct = 0;
-    if (!e->direct && slot == 0 && e->direct_at > 0 && sl->calls + 1 >= e->direct_at) {
-        e->direct = went_direct = 1;   /* the rounds said: from this call on, direct */
-        e->direct_mode = e->mode;
-        e->direct_at = 0;
-    }
-    int direct = e->direct;
-    pthread_mutex_unlock(&e->mu);
-    if (went_direct) sc_engine_failed(e, sc_engine_note(e, NOTE_DIRECT));
-    if (direct) {
-        int back = 0;
-        int rc = sc_direct_call(e, slot, sendbuf, recvbuf, &back);
-        if (!back) {
-            e->step_ssq += sampled_sqnorm(recvbuf, sl->count, sl->dk);
-            e->step_gsq += sampled_sqnorm(mine, sl->count, sl->dk);
-            e->step_bytes += (double)sl->bytes;
-            e->step_wait += sc_now() - t_in;
-            return rc;
-        }
-    }
-    e->step_gsq += sampled_sqnorm(mine, sl->count, sl->dk);
-    e->step_bytes += (double)sl->bytes;
-
-    pthread_mutex_lock(&e->mu);
-    if (e->error || e->stopped) {
-        int rc = e->error ? e->error : MPI_ERR_OTHER;
-        pthread_mutex_unlock(&e->mu);
-        return rc;
-    }
-    /* A flush aligns program points (every rank's first calls up to this
-     * one); an exact mode only wants each round to hold a buffer of every
-     * member, so a rank behind in calls after a tolerant spell is not made
-     * to catch up alone while the others wait (round_rules.h). */
-    int flush = exact || sl->flush_next;
-    int exact_mode = sc_exact_mode(e->mode);
-    sl->flush_next = 0;
-    /* Decided now and announced: a call that finds missed rounds returns
-     * them at once; otherwise it waits for the round holding its buffer. */
-    int waits = flush || exact_mode || sl->inbox_rounds == 0;
-    /* A waiting caller's buffers stay put until it returns, so its deposit
-     * is borrowed and results land in its receive buffer; a caller that
-     * returns at once leaves a copy. */
-    int borrow = waits && sl->inbox_rounds == 0;
-    int to_target = borrow && e->my_parent < 0;   /* a child's results arrive through its inbox */
-    sc_deposit *d = borrow ? calloc(1, sizeof *d) : deposit_get(sl);
-    if (!d) {
-        pthread_mutex_unlock(&e->mu);
-        return MPI_ERR_NO_MEM;
-    }
-    if (borrow) {
-        d->borrowed = 1;
-        d->buf = (void *)mine;
-        if (to_target) {
-            sl->target = recvbuf;
-            sl->target_filled = 0;
-            sl->target_alias = mine == recvbuf ? mine : NULL;
-        }
-    } else {
-        pthread_mutex_unlock(&e->mu);
-        memcpy(d->buf, mine, sl->bytes);
-        pthread_mutex_lock(&e->mu);
-    }
-    d->idx = sl->calls++;
-    d->upto = d->idx + 1;
-    d->sent = 0;
-    long need = d->idx + 1;
-    d->flags = (flush ? NOTE_FLUSH : 0) | (exact_mode ? NOTE_EXACT : 0) | (waits ? NOTE_WAITS : 0);
-    long flags = d->flags;
-    if (sl->tail) sl->tail->next = d;
-    else sl->head = d;
-    sl->tail = d;
-    int announce = e->my_parent < 0;   /* a child's deposits go through its engine to the parent */
-    if (waits) e->waiting_slot = slot;
-    pthread_mutex_unlock(&e->mu);
-
-    int rc = MPI_SUCCESS;
-    if (announce) {
-        long note[NOTE_LEN] = {NOTE_DEPOSIT, slot, need, flags, -1};
-        rc = PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
-    }
-
-    pthread_mutex_lock(&e->mu);
-    pthread_cond_signal(&e->cv_engine);
-    if (!waits) {
-        e->stats.late_calls++;
-    } else {
-        double t0 = sc_now();
-        if (sc_engine_away_hook) {   /* tell the other communicators' engines this rank is blocked here */
-            pthread_mutex_unlock(&e->mu);
-            sc_engine_away_hook(e, 1);
-            pthread_mutex_lock(&e->mu);
-        }
-        e->main_waiting++;
-        /* A borrowed deposit must be out of the engine's hands before the
-         * caller gets its buffers back, even on an error. */
-        while ((sl->included_self < need || (borrow && deposit_pending(sl, d))) && !e->stopped &&
-               !(e->error && !(borrow && deposit_pending(sl, d))))
-            pthread_cond_wait(&e->cv_main, &e->mu);
-        e->main_waiting--;
-        e->waiting_slot = -1;
-        e->stats.wait_s += sc_now() - t0;
-        if (sc_engine_away_hook) {
-            pthread_mutex_unlock(&e->mu);
-            sc_engine_away_hook(e, 0);
-            pthread_mutex_lock(&e->mu);
-        }
-    }
-    if (rc == MPI_SUCCESS) rc = e->error ? e->error : (sl->included_self < need ? MPI_ERR_OTHER : MPI_SUCCESS);
-    if (borrow && deposit_pending(sl, d)) unlink_deposit(sl, d);   /* engine stopped: take it back */
-    /* The result: what landed in the caller's buffer, plus any round that
-     * went to the inbox (one already under way when the caller came). */
-    if (sl->target && sl->target_filled) {
-        if (sl->inbox_rounds > 0) {
-            sc_sum_into(recvbuf, sl->inbox, (size_t)sl->count, sl->dk);
-            memset(sl->inbox, 0, sl->bytes);
-        }
-    } else {
-        memcpy(recvbuf, sl->inbox, sl->bytes);
-        memset(sl->inbox, 0, sl->bytes);
-    }
-    sl->inbox_rounds = 0;
-    sl->target = NULL;
-    sl->target_filled = 0;
-    sl->target_alias = NULL;
-    if (e->my_parent >= 0) e->stats.child_rounds++;
-    pthread_mutex_unlock(&e->mu);
-    e->step_ssq += sampled_sqnorm(recvbuf, sl->count, sl->dk);
-    e->step_wait += sc_now() - t_in;
-    return rc;
-}
-
-void sc_engine_flush_next(sc_engine *e)
-{
-    pthread_mutex_lock(&e->mu);
-    for (int s = 0; s < e->nslots; s++) e->slots[s].flush_next = 1;
-    pthread_mutex_unlock(&e->mu);
-}
-
-sc_mode sc_engine_mode(sc_engine *e)
-{
-    pthread_mutex_lock(&e->mu);
-    sc_mode m = e->direct ? e->direct_mode : e->mode;
-    pthread_mutex_unlock(&e->mu);
-    return m;
-}
-
-sc_away_fn sc_engine_away_hook;
-
-int sc_engine_note(sc_engine *e, long kind)
-{
-    long note[NOTE_LEN] = {kind, 0, 0, 0, -1};
-    return PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
-}
-
-void sc_engine_away(sc_engine *e, int away)
-{
-    if (e->left) return;
-    sc_engine_failed(e, sc_engine_note(e, away ? NOTE_AWAY : NOTE_BACK));
-}
-
-void sc_engine_announce_leave(sc_engine *e)
-{
-    if (e->left) return;
-    e->left = 1;
-    int failed = sc_engine_failed(e, sc_engine_note(e, NOTE_LEAVE));
-    pthread_mutex_lock(&e->mu);
-    if (failed) e->quit = 1;   /* nobody will send this engine its STOP: do not wait for it */
-    pthread_cond_signal(&e->cv_engine);
-    pthread_mutex_unlock(&e->mu);
-}
-
-void sc_engine_leave(sc_engine *e, sc_engine_stats *out, sc_leftover_fn leftover, void *ctx)
-{
-    if (e->thread_started) {
-        sc_engine_announce_leave(e);
-        pthread_join(e->thread, NULL);
-    }
-    e->stats.relaxed = e->relaxed;
-    if (out) *out = e->stats;
-    for (int s = 0; leftover && s < e->nslots; s++)
-        if (e->slots[s].inbox_rounds > 0)
-            leftover(ctx, e->slots[s].count, e->slots[s].dk, e->slots[s].inbox, e->slots[s].bytes);
-    engine_free(e);
 }

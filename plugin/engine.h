@@ -9,7 +9,7 @@
 #define STARCOLL_ENGINE_H
 #include <mpi.h>
 #include "eligibility.h"
-#include "pattern.h"
+#include "identity.h"
 #include "sc_features.h"
 
 typedef struct sc_engine sc_engine;
@@ -28,17 +28,38 @@ typedef struct sc_engine_stats {
     long min_fresh;            /* coordinator: fewest fresh ranks in a quorum round (-1: none) */
 } sc_engine_stats;
 
-/* Start the engine for comm, whose eligible calls follow the learned
- * pattern.  Collective over comm (duplicates it).  learn_compute_s: this
+/* Start the engine for comm, whose eligible calls follow the agreed
+ * pattern (its slots).  Collective over comm (duplicates it).  learn_compute_s: this
  * rank's compute time while the pattern was learned, which places the
  * coordinator.  NULL on failure, with a notice; the caller then stays exact. */
-sc_engine *sc_engine_start(MPI_Comm comm, const sc_pattern *pat, sc_mode mode, int comm_id,
+sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, int comm_id,
                            double learn_compute_s);
 
-/* One eligible call on a slot.  exact: wait for the round holding this
- * buffer (sync semantics, flush); else return missed rounds at once when
- * there are any.  Returns an MPI error code. */
-int sc_engine_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, int exact);
+/* One user call as the application made it. */
+typedef struct sc_user_call {
+    const void *sendbuf;
+    void *recvbuf;
+    int count;
+    MPI_Datatype dt;
+    MPI_Op op;
+} sc_user_call;
+
+/* One eligible call on the pattern: slot s at position pos (identity.h).
+ * exact: wait for the round holding this buffer (sync semantics, flush);
+ * else return missed rounds at once when there are any.  Returns
+ * MPI_SUCCESS whenever the call completed as its mode defines, late or
+ * not; an MPI error code for a real failure.  *first_off: in a lockstep
+ * step, a rank found off the pattern (the call then fails), else -1. */
+int sc_engine_call(sc_engine *e, int slot, long pos, const void *sendbuf, void *recvbuf, int exact, int *first_off);
+
+/* An eligible call off the pattern at position pos, whose slot would be
+ * `slot`, of shape `shape`: waits until every rank's call at that position
+ * is known, and gives the verdict (SC_OFF_STRAY: every rank made this call;
+ * SC_OFF_REJECT: not, *first_off names a rank whose call differed). */
+int sc_engine_off(sc_engine *e, int slot, long pos, uint64_t shape, sc_off_verdict *verdict, int *first_off);
+/* Then: the stray call run exact by every rank (call), or a rejected one
+ * (NULL); the rank takes part in rounds again. */
+int sc_engine_off_done(sc_engine *e, const sc_user_call *call);
 
 /* MPI_Pcontrol(2): the next call on every slot is an exact round. */
 void sc_engine_flush_next(sc_engine *e);
@@ -46,13 +67,13 @@ void sc_engine_flush_next(sc_engine *e);
 /* The mode rounds currently run in (changes only at round boundaries). */
 sc_mode sc_engine_mode(sc_engine *e);
 
-/* This rank leaves (MPI_Finalize, the communicator is freed, or the
- * pattern changed): rounds go on without it; returns once every rank has
- * left and every announced deposit has been reduced.  Frees the engine;
- * stats (summed over slots) are copied out. */
 /* This rank is about to block in a call outside e's rounds (away=1), or is
- * back (away=0): e's coordinator neither counts on it nor waits for it. */
-void sc_engine_away(sc_engine *e, int away);
+ * back (away=0): e's coordinator neither counts on it nor waits for it.
+ * what: which call (SC_AWAY_*), for the stall watchdog. */
+enum { SC_AWAY_OTHER = 0, SC_AWAY_BARRIER, SC_AWAY_BCAST, SC_AWAY_REDUCE, SC_AWAY_ALLGATHER, SC_AWAY_GATHER,
+       SC_AWAY_SCATTER, SC_AWAY_ALLTOALL, SC_AWAY_ALLREDUCE, SC_AWAY_OTHER_COMM, SC_AWAY_N };
+const char *sc_away_name(int what);
+void sc_engine_away(sc_engine *e, int away, int what);
 /* Set by the plugin: called around a wait inside sc_engine_call, so the
  * engines of the other communicators learn the same. */
 typedef void (*sc_away_fn)(sc_engine *waiting_in, int away);
@@ -67,7 +88,11 @@ void sc_engine_announce_leave(sc_engine *e);
  * rank has left; so the ranks still running never wait for it. */
 void sc_engine_serve_while_direct(sc_engine **engines, int n);
 
-typedef void (*sc_leftover_fn)(void *ctx, long count, int dkind, const void *buf, size_t bytes);
-/* leftover (may be NULL) receives each slot's results not yet returned. */
+/* This rank leaves (MPI_Finalize, the communicator is freed, or the
+ * pattern changed): rounds go on without it; returns once every rank has
+ * left and every announced deposit has been reduced.  Frees the engine;
+ * stats (summed over slots) are copied out.  leftover (may be NULL)
+ * receives each slot's results not yet returned. */
+typedef void (*sc_leftover_fn)(void *ctx, int slot, const void *buf, size_t bytes);
 void sc_engine_leave(sc_engine *e, sc_engine_stats *out, sc_leftover_fn leftover, void *ctx);
 #endif

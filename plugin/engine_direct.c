@@ -9,6 +9,7 @@
 #include <string.h>
 #include "kernels.h"
 #include "runtime.h"
+#include "agree.h"
 
 /* The coordinator's word for the next step: its engine's decision, or, once
  * every rank has left, stop; once an epoch, a link probe with it. */
@@ -44,24 +45,53 @@ static int obey(sc_engine *e, long cmd, int *back_to_rounds)
     return rc;
 }
 
-int sc_direct_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, int *back_to_rounds)
+static int direct_reduce(void *ctx, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt)
+{
+    sc_engine *e = ctx;
+    return e->direct_mode == SC_MODE_HIER
+               ? sc_hier_allreduce(&e->direct_hier, e->direct_comm, sc_rt.policy.group_size, sendbuf, recvbuf, count, dt)
+               : PMPI_Allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, e->direct_comm);
+}
+
+/* The broadcast that opens a direct step (slot 0). */
+static int open_step(sc_engine *e, int *back_to_rounds)
+{
+    long cmd = next_command(e);
+    int rc = PMPI_Bcast(&cmd, 1, MPI_LONG, e->coord, e->ctrl);
+    return rc == MPI_SUCCESS ? obey(e, cmd, back_to_rounds) : rc;
+}
+
+/* A lockstep step found a rank off the pattern: every rank's call fails
+ * here, and all go back to rounds at this same call.  The off rank's call
+ * did not count and the others' did, so from now on their call streams
+ * are a call apart: rounds tolerate that, and the coordinator sends
+ * ranks direct only at equal positions, so they stay in rounds. */
+static int leave_direct(sc_engine *e)
+{
+    pthread_mutex_lock(&e->mu);
+    e->direct = 0;
+    pthread_mutex_unlock(&e->mu);
+    return sc_engine_note(e, NOTE_ROUNDS);
+}
+
+int sc_direct_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, int *back_to_rounds, int *first_off)
 {
     sc_slot *sl = &e->slots[slot];
     *back_to_rounds = 0;
+    *first_off = -1;
     /* blocked here, this rank cannot deposit on other communicators */
     if (sc_engine_away_hook) sc_engine_away_hook(e, 1);
-    int rc = MPI_SUCCESS;
-    if (slot == 0) {
-        long cmd = next_command(e);
-        rc = PMPI_Bcast(&cmd, 1, MPI_LONG, e->coord, e->ctrl);
-        if (rc == MPI_SUCCESS) rc = obey(e, cmd, back_to_rounds);
-    }
+    int rc = slot == 0 ? open_step(e, back_to_rounds) : MPI_SUCCESS;
+    sc_ls_outcome out = SC_LS_DONE;
     if (rc == MPI_SUCCESS && !*back_to_rounds)
-        rc = e->direct_mode == SC_MODE_HIER
-                 ? sc_hier_allreduce(&e->direct_hier, e->direct_comm, sc_rt.policy.group_size, sendbuf, recvbuf, (int)sl->count, sl->dt)
-                 : PMPI_Allreduce(sendbuf, recvbuf, (int)sl->count, sl->dt, MPI_SUM, e->direct_comm);
+        rc = sc_lockstep_on(direct_reduce, e, e->direct_comm, sendbuf, recvbuf, (int)sl->count, sl->dt, sl->dk, &out,
+                            first_off);
     if (sc_engine_away_hook) sc_engine_away_hook(e, 0);
     if (*back_to_rounds) return MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && out != SC_LS_DONE) {
+        int rc2 = leave_direct(e);
+        return rc2 != MPI_SUCCESS ? rc2 : MPI_ERR_OTHER;
+    }
     pthread_mutex_lock(&e->mu);
     if (sl->inbox_rounds > 0 && rc == MPI_SUCCESS) {   /* a round left from before going direct */
         sc_sum_into(recvbuf, sl->inbox, (size_t)sl->count, sl->dk);
@@ -70,6 +100,27 @@ int sc_direct_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, i
     }
     pthread_mutex_unlock(&e->mu);
     return rc;
+}
+
+int sc_direct_off(sc_engine *e, int slot, uint64_t shape, sc_off_verdict *verdict, int *first_off, int *back_to_rounds)
+{
+    sc_slot *sl = &e->slots[slot];
+    *back_to_rounds = 0;
+    *verdict = SC_OFF_REJECT;
+    if (!e->lockstep_buf && !(e->lockstep_buf = malloc(e->max_bytes))) return MPI_ERR_NO_MEM;
+    if (sc_engine_away_hook) sc_engine_away_hook(e, 1);
+    int rc = slot == 0 ? open_step(e, back_to_rounds) : MPI_SUCCESS;
+    sc_ls_outcome out = SC_LS_REJECT;
+    if (rc == MPI_SUCCESS && !*back_to_rounds)
+        rc = sc_lockstep_off(direct_reduce, e, e->direct_comm, e->lockstep_buf, (int)sl->count, sl->dk, shape, &out,
+                             first_off);
+    if (sc_engine_away_hook) sc_engine_away_hook(e, 0);
+    if (rc != MPI_SUCCESS || *back_to_rounds) return rc;
+    if (out == SC_LS_STRAY) {
+        *verdict = SC_OFF_STRAY;   /* every rank makes it: run it exact, and stay direct */
+        return MPI_SUCCESS;
+    }
+    return leave_direct(e);
 }
 
 /* A departing rank's part in one engine's direct steps: the broadcast, then

@@ -75,9 +75,9 @@ static int child_alloc(sc_engine *e, sc_child *c)
     return ok ? 0 : -1;
 }
 
-static void announce(sc_engine *e, int slot, long count, long flags, int for_rank)
+static void announce(sc_engine *e, int slot, long count, long flags, int for_rank, long pos)
 {
-    long note[NOTE_LEN] = {NOTE_DEPOSIT, slot, count, flags, for_rank};
+    long note[NOTE_LEN] = {NOTE_DEPOSIT, slot, count, flags, for_rank, pos};
     sc_engine_failed(e, PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl));
 }
 
@@ -90,7 +90,7 @@ static void hold(sc_engine *e, int child, sc_deposit *d, int slot)
     while (*p) p = &(*p)->next;
     d->next = NULL;
     *p = d;
-    announce(e, slot, d->upto, d->flags, child);
+    announce(e, slot, d->upto, d->flags, child, d->pos);
 }
 
 int sc_groups_apply(sc_engine *e, const long *parent, long epoch)
@@ -117,8 +117,9 @@ int sc_groups_apply(sc_engine *e, const long *parent, long epoch)
         for (sc_deposit *d = sl->head; d; d = d->next) d->sent = 0;
         if (e->my_parent < 0 && sl->tail && sl->calls > sl->included_self) {
             long flags = (sl->tail->flags & NOTE_KIND_FLAGS) | (e->waiting_slot == s ? NOTE_WAITS : 0);
+            long calls = sl->calls, pos = sl->tail->pos;
             pthread_mutex_unlock(&e->mu);
-            announce(e, s, sl->calls, flags, -1);
+            announce(e, s, calls, flags, -1, pos);
             pthread_mutex_lock(&e->mu);
         }
     }
@@ -236,6 +237,7 @@ static int receive_deposits(sc_engine *e)
         d->upto = h[CD_COUNT];
         d->idx = h[CD_COUNT] - 1;
         d->flags = h[CD_FLAGS];
+        d->pos = h[CD_POS];
         if (h[CD_EPOCH] == e->epoch && e->children[src].active) {
             /* the range is idx..upto; only its end is ever compared */
             hold(e, src, d, slot);
@@ -366,6 +368,7 @@ int sc_groups_forward(sc_engine *e)
         e->dep_hdr[CD_COUNT] = last->upto;
         e->dep_hdr[CD_FLAGS] = (last->flags & NOTE_KIND_FLAGS) | (e->waiting_slot == s ? NOTE_WAITS : 0);
         e->dep_hdr[CD_EPOCH] = e->epoch;
+        e->dep_hdr[CD_POS] = last->pos;
         pthread_mutex_unlock(&e->mu);
         int rc = PMPI_Isend(e->dep_hdr, CD_LEN, MPI_LONG, parent, TAG_CDEP_H, e->data, &e->dep_req[0]);
         if (rc == MPI_SUCCESS) rc = PMPI_Isend(e->dep_buf, (int)sl->count, sl->dt, parent, TAG_CDEP_B, e->data, &e->dep_req[1]);

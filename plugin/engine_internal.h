@@ -1,6 +1,14 @@
-/* The tolerant engine's state, shared by engine.c (threads, rounds,
- * coordinator), engine_groups.c (ring and children) and engine_decide.c
- * (membership and mode decisions).  Not part of the plugin's interface. */
+/* The tolerant engine's state, shared by its files:
+ *   engine.c         start, stop, the engine thread, a rank's part of a round
+ *   engine_coord.c   the coordinator: notices, closing rounds, decisions, verdicts
+ *   engine_member.c  every other rank's engine thread
+ *   engine_caller.c  the application thread's side: deposits, waiting, results
+ *   engine_direct.c  exact modes as plain collectives by the application threads
+ *   engine_groups.c  the ring and its children
+ *   engine_decide.c  membership and mode decisions
+ *   engine_probe.c   the link probe
+ *   engine_stall.c   the stall watchdog
+ * Not part of the plugin's interface. */
 #ifndef STARCOLL_ENGINE_INTERNAL_H
 #define STARCOLL_ENGINE_INTERNAL_H
 #include <pthread.h>
@@ -11,22 +19,29 @@
 
 /* ctrl tags: notices to the coordinator, its round and topology messages,
  * per-step features.  data tags: the children's traffic with parents. */
-enum { TAG_NOTE = 7101, TAG_ROUND = 7102, TAG_FEAT = 7103 };
+enum { TAG_NOTE = 7101, TAG_ROUND = 7102, TAG_FEAT = 7103, TAG_STATUS_ASK = 7104, TAG_STATUS = 7105 };
 enum { TAG_CDEP_H = 7201, TAG_CDEP_B = 7202, TAG_CRES_H = 7203, TAG_CRES_B = 7204 };
 /* AWAY/BACK: in and out of a call outside these rounds (another
- * communicator's); DIRECT/ROUNDS: into direct steps and back. */
-enum { NOTE_DEPOSIT = 1, NOTE_LEAVE = 2, NOTE_AWAY = 3, NOTE_BACK = 4, NOTE_STOPPED = 5, NOTE_DIRECT = 6, NOTE_ROUNDS = 7 };
+ * communicator's); DIRECT/ROUNDS: into direct steps and back; OFF: a call
+ * off the pattern, waiting for the verdict (the count field holds its
+ * shape); STALLED: this rank's application thread has waited past the
+ * stall threshold. */
+enum { NOTE_DEPOSIT = 1, NOTE_LEAVE = 2, NOTE_AWAY = 3, NOTE_BACK = 4, NOTE_STOPPED = 5, NOTE_DIRECT = 6, NOTE_ROUNDS = 7,
+       NOTE_OFF = 8, NOTE_STALLED = 9 };
 /* deposit flags: FLUSH and EXACT as in round_rules.h; WAITS: the caller waits for it */
 enum { NOTE_FLUSH = SC_DEP_FLUSH, NOTE_WAITS = 2, NOTE_EXACT = SC_DEP_EXACT };
 enum { NOTE_KIND_FLAGS = NOTE_FLUSH | NOTE_EXACT };
-enum { NOTE_LEN = 5 };                            /* kind, slot, count, flags, for-rank (-1: sender) */
-enum { ROUND_RUN = 1, ROUND_STOP = 2, ROUND_TOPO = 3, ROUND_FINAL = 4 };
+/* kind, slot, count, flags, for-rank (-1: sender), position (the call's
+ * place in the step stream: on-pattern calls before it, see identity.h) */
+enum { NOTE_KIND, NOTE_SLOT, NOTE_COUNT, NOTE_FLAGS, NOTE_FOR, NOTE_POS, NOTE_LEN };
+/* VERDICT: the fate of off-pattern calls (RH_SLOT holds an sc_off_verdict) */
+enum { ROUND_RUN = 1, ROUND_STOP = 2, ROUND_TOPO = 3, ROUND_FINAL = 4, ROUND_VERDICT = 5 };
 enum { CMD_NONE = 0, CMD_ENGINE = 1, CMD_SYNC = 2, CMD_HIER = 3, CMD_STOP = 4 };   /* direct: the per-step broadcast */
 enum { CMD_PROBE = 0x100 };   /* ... or'ed with NONE, SYNC or HIER: probe the links first (engine_probe.c) */
 /* Round message: header, then incl[n] (RUN) or parent[n] (TOPO). */
 enum { RH_KIND, RH_SLOT, RH_MODE, RH_K, RH_EPOCH, RH_FRESH, RH_DIRECT, RH_LEN };
 /* child -> parent deposit header; parent -> child result header */
-enum { CD_SLOT, CD_COUNT, CD_FLAGS, CD_EPOCH, CD_LEN };
+enum { CD_SLOT, CD_COUNT, CD_FLAGS, CD_EPOCH, CD_POS, CD_LEN };
 enum { CR_SLOT, CR_INCL, CR_MODE, CR_K, CR_LEN };
 
 typedef struct sc_deposit {
@@ -35,6 +50,7 @@ typedef struct sc_deposit {
     int sent;                  /* child: already sent to the parent in this epoch */
     int borrowed;              /* buf is the caller's send buffer (the caller waits): not ours to keep */
     long flags;                /* NOTE_* flags of the (last) deposit */
+    long pos;                  /* position of the (last) deposit in the step stream */
     int from, slot;            /* held early: the child and slot it came from */
     long epoch;                /* held early: the topology it was sent under */
     void *buf;
@@ -85,6 +101,7 @@ struct sc_engine {
      * of data in groups. */
     MPI_Comm ctrl, data, direct_comm, ring;
     int rank, n, coord;
+    int comm_id;               /* report row of the communicator */
     pthread_t thread;
     int thread_started;
     pthread_mutex_t mu;
@@ -132,6 +149,10 @@ struct sc_engine {
     unsigned char *in_direct;  /* ranks whose application thread runs direct steps: no deposits until back */
     int *blocked_at;           /* slot each rank waits on, -1, or SC_BLOCKED_OUTSIDE */
     long *blocked_need;        /* the deposit count that rank waits for */
+    long *last_pos;            /* per rank: on-pattern calls it is known to have made */
+    long *off_pos;             /* per rank: position of its call off the pattern awaiting a verdict, -1 */
+    long *off_shape;           /* ... and that call's shape */
+    int noff;                  /* ranks awaiting a verdict */
     int ngone;
     long *incl;                /* scratch for round messages */
     long *prev_incl;
@@ -143,11 +164,15 @@ struct sc_engine {
     double last_activity;      /* last round or notice seen by this engine thread */
     long relaxed;              /* rounds closed under quorum by a stall */
     struct sc_decider *decider;
+    int verdict;               /* under mu: the verdict for this rank's off-pattern call, 0 none yet */
+    int verdict_rank;          /* ... and a rank whose call differed, -1 */
+    struct sc_stall *stall;    /* the stall watchdog (engine_stall.c) */
     double step_start, step_wait;   /* application thread: this step's start and time inside */
     double step_gsq, step_ssq;      /* this step's sampled squared norms: my buffers, the results */
     double step_bytes;
     long steps;
     void *probe_buf;                /* the link probe's buffers (auto, 4 ranks or more), else NULL */
+    void *lockstep_buf;             /* application thread: the poisoned buffer of an off-pattern direct call */
     double link_spb;                /* seconds per byte of this rank's latest link probe, 0 before one */
     FILE *trace;                    /* STARCOLL_TRACE, this rank's file */
     sc_engine_stats stats;
@@ -192,8 +217,43 @@ void sc_probe_free(sc_engine *e);
 int sc_probe_wanted(const sc_engine *e);   /* coordinator: probe in this step */
 int sc_probe_links(sc_engine *e);          /* collective on e->data; sets e->link_spb */
 
-/* engine_direct.c */
-int sc_direct_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, int *back_to_rounds);
+/* engine.c: shared by the engine threads */
+/* Nothing moved: sleep a growing while (at most `until` s when not
+ * negative); 1 when the engine must quit instead. */
+int sc_engine_idle(sc_engine *e, double *nap, double until);
+/* This rank's part of one round of slot s (engine.c). */
+void sc_run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode mode, int k);
+/* Every rank has left: finish what is in flight, then stop. */
+void sc_stop_traffic(sc_engine *e);
+void sc_engine_free(sc_engine *e);
+
+/* engine_coord.c / engine_member.c: the engine thread's loop */
+void sc_coordinator_loop(sc_engine *e);
+void sc_member_loop(sc_engine *e);
+int sc_coord_drain_notes(sc_engine *e);
+/* Round message (RUN, STOP, FINAL) to the members, or TOPO to everybody. */
+int sc_send_round(sc_engine *e, long kind, int s, sc_mode mode, int k, const long *tail, long fresh);
+
+/* engine_direct.c: lockstep calls by the application threads.  A call
+ * that finds another rank off the pattern fails (*first_off names it) and
+ * every rank goes back to rounds. */
+int sc_direct_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, int *back_to_rounds, int *first_off);
+int sc_direct_off(sc_engine *e, int slot, uint64_t shape, sc_off_verdict *verdict, int *first_off, int *back_to_rounds);
+
+/* engine_stall.c: the stall watchdog.  The application thread says what
+ * it does; each engine thread raises the alarm when its application thread
+ * has waited past STARCOLL_STALL, and the coordinator then asks every rank
+ * what it does and prints one line. */
+typedef enum { SC_APP_COMPUTING = 0, SC_APP_IN_CALL, SC_APP_OFF, SC_APP_AWAY, SC_APP_LEFT } sc_app_state;
+int sc_stall_init(sc_engine *e);
+void sc_stall_free(sc_engine *e);
+/* slot, pos: -1 keep; what: an SC_AWAY_* for SC_APP_AWAY */
+void sc_stall_app(sc_engine *e, sc_app_state state, int slot, long pos, int what);
+/* Engine thread, each loop: the alarm, answers, and (coordinator) the
+ * line; 1 when something moved. */
+int sc_stall_progress(sc_engine *e);
+/* Coordinator: rank r has waited `waited` seconds. */
+void sc_stall_alarm(sc_engine *e, int r, double waited);
 
 /* engine_decide.c: the coordinator's membership and mode decisions */
 struct sc_decider *sc_decider_new(sc_engine *e, int comm_id);

@@ -15,6 +15,7 @@
 #include "report.h"
 #include "kernels.h"
 #include "monitor.h"
+#include "agree.h"
 
 sc_runtime sc_rt;
 
@@ -151,6 +152,7 @@ int MPI_Finalize(void)
          * left, so the report's collectives and PMPI_Finalize follow on
          * all ranks together. */
         sc_comm_stop_all_engines();
+        sc_comm_count_carries();
         sc_report_write();
         sc_comm_finalize();
         if (sc_rt.monitor) sc_monitor_close(sc_rt.monitor);
@@ -200,7 +202,7 @@ static int tolerant_policy(void)
  * is blocked in a waiting call on one of them. */
 static void away_hook(sc_engine *waiting_in, int away)
 {
-    if (sc_comm_engines() > 1) sc_comm_away(waiting_in, away);
+    if (sc_comm_engines() > 1) sc_comm_away(waiting_in, away, SC_AWAY_OTHER_COMM);
 }
 
 /* An exact all-reduce by the application's thread.  While tolerant
@@ -210,58 +212,310 @@ static void away_hook(sc_engine *waiting_in, int away)
 static int blocking_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     int engines = sc_comm_engines_here();
-    if (engines) sc_comm_away(NULL, 1);
+    if (engines) sc_comm_away(NULL, 1, SC_AWAY_ALLREDUCE);
     int rc = PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
-    if (engines) sc_comm_away(NULL, 0);
+    if (engines) sc_comm_away(NULL, 0, SC_AWAY_ALLREDUCE);
     return rc;
 }
 
-/* Results drained from a dropped pattern are owed to the next call of the
- * same shape on the communicator. */
-static void pay_carry(sc_comm *cs, sc_sig sig, void *recvbuf)
+/* ---- which tensor a call is (identity.h, agree.h) ------------------------ */
+
+/* Around the collectives of one call on cs outside any engine's rounds
+ * (the agreement votes, a lockstep call): the engines of the other
+ * communicators are told this rank is away, as around any exact
+ * all-reduce, so none of their rounds waits for it meanwhile. */
+static int away_begin(void)
 {
-    for (sc_carry **p = &cs->carry; *p; p = &(*p)->next) {
-        sc_carry *c = *p;
-        if (c->sig.count != sig.count || c->sig.dkind != sig.dkind) continue;   /* shape only: buffers may have moved */
-        sc_sum_into(recvbuf, c->buf, (size_t)sig.count, (sc_dkind)sig.dkind);
-        *p = c->next;
-        free(c->buf);
-        free(c);
+    int engines = sc_comm_engines_here();
+    if (engines) sc_comm_away(NULL, 1, SC_AWAY_ALLREDUCE);
+    return engines;
+}
+
+static void away_end(int engines)
+{
+    if (engines) sc_comm_away(NULL, 0, SC_AWAY_ALLREDUCE);
+}
+
+/* Codes for a call's shape: predefined datatypes and ops by their place in
+ * a list (their handles may differ between processes), others by size. */
+static int type_code(MPI_Datatype dt)
+{
+    const MPI_Datatype known[] = {MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_INT, MPI_UNSIGNED, MPI_LONG,
+                                  MPI_UNSIGNED_LONG, MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG, MPI_SHORT,
+                                  MPI_UNSIGNED_SHORT, MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_BYTE,
+                                  MPI_C_BOOL, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T,
+                                  MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T, MPI_FLOAT_INT, MPI_DOUBLE_INT,
+                                  MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT, MPI_LONG_DOUBLE_INT, MPI_REAL,
+                                  MPI_DOUBLE_PRECISION, MPI_INTEGER, MPI_LOGICAL, MPI_REAL4, MPI_REAL8, MPI_INTEGER4,
+                                  MPI_INTEGER8, MPI_2REAL, MPI_2DOUBLE_PRECISION, MPI_2INTEGER, MPI_C_FLOAT_COMPLEX,
+                                  MPI_C_DOUBLE_COMPLEX, MPI_WCHAR};
+    for (int i = 0; i < (int)(sizeof known / sizeof known[0]); i++)
+        if (dt == known[i]) return i + 1;
+    int size = 0;
+    PMPI_Type_size(dt, &size);
+    return 1000 + size;
+}
+
+static int op_code(MPI_Op op)
+{
+    const MPI_Op known[] = {MPI_SUM, MPI_MAX, MPI_MIN, MPI_PROD, MPI_LAND, MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR,
+                            MPI_BXOR, MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_NO_OP};
+    for (int i = 0; i < (int)(sizeof known / sizeof known[0]); i++)
+        if (op == known[i]) return i + 1;
+    return 99;   /* a user's op */
+}
+
+/* The call's key; its gap is the time since the last call on cs returned
+ * (the application's compute in between, injected delays excluded). */
+static sc_call_key call_key(const sc_comm *cs, const sc_user_call *c, sc_dkind dk, int eligible, double t_in)
+{
+    sc_call_key k = {
+        .shape = sc_shape_hash(c->count, type_code(c->dt), op_code(c->op), eligible),
+        .where = sc_where_hash(c->sendbuf, c->recvbuf),
+        .gap = cs->last_any_exit > 0 ? t_in - cs->last_any_exit : 0,
+        .count = c->count,
+        .dkind = dk,
+        .eligible = eligible,
+    };
+    return k;
+}
+
+static int identity_applies(const sc_comm *cs)
+{
+    return !cs->is_inter && cs->size >= 2;
+}
+
+/* cs's identity and agreement communicator, made at the first call that
+ * needs them: collective, at every rank's first MPI_Allreduce on cs under
+ * a tolerant policy.  0 when they cannot be had: cs's calls then pass
+ * through exact. */
+static int ensure_identity(sc_comm *cs)
+{
+    if (cs->id) return 1;
+    if (cs->engine_failed) return 0;
+    sc_identity *id = sc_identity_new();
+    MPI_Comm dup = MPI_COMM_NULL;
+    int away = away_begin();
+    int ok = id != NULL && PMPI_Comm_dup(cs->comm, &dup) == MPI_SUCCESS, all = 0;
+    if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, cs->comm) != MPI_SUCCESS) all = 0;
+    away_end(away);
+    if (!all) {
+        if (dup != MPI_COMM_NULL) PMPI_Comm_free(&dup);
+        sc_identity_free(id);
+        cs->engine_failed = 1;
+        sc_say(SC_SAY_ENGINE, 0, "starcoll: cannot set up call identity on a communicator; its calls stay exact (sync)");
+        return 0;
+    }
+    cs->id = id;
+    cs->agree_comm = dup;
+    return 1;
+}
+
+static const char *kind_name(sc_dkind dk)
+{
+    return dk == SC_DK_FLOAT ? "float" : dk == SC_DK_DOUBLE ? "double" : "other";
+}
+
+/* A call that fails says so: one line naming the rank, the communicator,
+ * the call and the cause (the first few per communicator; the report
+ * counts them all), and the MPI error code it returns. */
+static int call_fails(sc_comm *cs, const sc_user_call *c, sc_dkind dk, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static int call_fails(sc_comm *cs, const sc_user_call *c, sc_dkind dk, int rc, const char *fmt, ...)
+{
+    cs->row->failed += 1;
+    if (cs->said_reject >= 3) return rc;
+    char cause[600], err[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cause, sizeof cause, fmt, ap);
+    va_end(ap);
+    PMPI_Error_string(rc, err, &len);
+    fprintf(stderr, "starcoll: rank %d: MPI_Allreduce on comm %d (%d %s elements, call %ld on it): %s; returning %s%s\n",
+            sc_rt.world_rank, (int)(cs->row - sc_rt.rows), c->count, kind_name(dk), cs->eligible_calls, cause, err,
+            ++cs->said_reject == 3 ? " (further failures on this communicator are counted in the report)" : "");
+    return rc;
+}
+
+static int comm_reduce(void *ctx, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt)
+{
+    sc_comm *cs = ctx;
+    return PMPI_Allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, cs->comm);
+}
+
+/* A pattern is agreed: tolerated by the engine when its tensors are told
+ * apart, else its calls stay exact (the report says why).  Collective:
+ * every rank agrees at this same call. */
+static void adopt_pattern(sc_comm *cs)
+{
+    cs->why_exact[0] = '\0';
+    if (!sc_identity_trusted(cs->id)) {
+        snprintf(cs->why_exact, sizeof cs->why_exact, "%s", sc_identity_why_exact(cs->id));
+        snprintf(sc_rt.row_why[cs->row - sc_rt.rows], sizeof sc_rt.row_why[0], "%s", cs->why_exact);
+        if (sc_rt.policy.verbose >= 1 && cs->rank == 0)
+            fprintf(stderr, "starcoll: comm %d: the step's calls stay exact: %s\n", (int)(cs->row - sc_rt.rows), cs->why_exact);
         return;
+    }
+    if (cs->engine_failed) return;
+    sc_mode start = sc_rt.policy.mode == SC_MODE_AUTO ? SC_MODE_SYNC : sc_rt.policy.mode;
+    sc_engine_away_hook = away_hook;
+    int away = away_begin();
+    cs->engine = sc_engine_start(cs->comm, cs->id, start, (int)(cs->row - sc_rt.rows), cs->learn_compute_s);
+    away_end(away);
+    if (!cs->engine) {
+        cs->engine_failed = 1;
+        snprintf(cs->why_exact, sizeof cs->why_exact, "the tolerant engine could not start");
+        sc_say(SC_SAY_ENGINE, 0, "starcoll: could not start the tolerant engine; this communicator stays exact (sync)");
+        return;
+    }
+    sc_comm_map_carries(cs);
+}
+
+/* A call while the pattern is learned: agreed on first, then exact. */
+static int learning_call(sc_comm *cs, const sc_call_key *k, const sc_user_call *c, sc_dkind dk)
+{
+    sc_learn_outcome out = SC_LEARN_GO_ON;
+    int others = 0;
+    int away = away_begin();
+    int rc = sc_agree_learning(cs->id, cs->agree_comm, k, &out, &others);
+    away_end(away);
+    if (rc != MPI_SUCCESS) return call_fails(cs, c, dk, rc, "the agreement on which call this is failed");
+    if (out == SC_LEARN_DISAGREE)
+        return call_fails(cs, c, dk, MPI_ERR_OTHER,
+                          "%d of %d ranks make another MPI_Allreduce at this point (the ranks' call sequences "
+                          "disagree; without starcoll this would hang or fail with MPI_ERR_TRUNCATE); not reduced, and "
+                          "it does not count", cs->size - others, cs->size);
+    cs->row->learning_calls += k->eligible;
+    rc = blocking_allreduce(c->sendbuf, c->recvbuf, c->count, c->dt, c->op, cs->comm);
+    if (out == SC_LEARN_DONE) adopt_pattern(cs);
+    return rc;
+}
+
+/* A call on a pattern that stays exact: a plain collective on the user's
+ * communicator, checked in lockstep (agree.h). */
+static int lockstep_on(sc_comm *cs, const sc_user_call *c, sc_dkind dk)
+{
+    sc_ls_outcome out;
+    int other = -1;
+    int away = away_begin();
+    int rc = sc_lockstep_on(comm_reduce, cs, cs->agree_comm, c->sendbuf, c->recvbuf, c->count, c->dt, dk, &out, &other);
+    away_end(away);
+    if (rc != MPI_SUCCESS || out == SC_LS_DONE) return rc;
+    /* another rank's call was not this one: every rank knows, and all
+     * learn again (the calls may now be a call apart) */
+    sc_identity_relearn(cs->id);
+    cs->row->relearns += 1;
+    return call_fails(cs, c, dk, MPI_ERR_OTHER,
+                      "rank %d makes another MPI_Allreduce at this point (the ranks' call sequences disagree); this "
+                      "call's sum would be incomplete, so it fails", other);
+}
+
+static int lockstep_off(sc_comm *cs, int slot, uint64_t shape, sc_off_verdict *v, int *other)
+{
+    long count = sc_identity_slot_count(cs->id, slot);
+    int dk = sc_identity_slot_dkind(cs->id, slot);
+    size_t bytes = (size_t)count * sc_dkind_size((sc_dkind)dk);
+    if (bytes > cs->lockstep_bytes) {
+        void *b = realloc(cs->lockstep_buf, bytes);
+        if (!b) return MPI_ERR_NO_MEM;
+        cs->lockstep_buf = b;
+        cs->lockstep_bytes = bytes;
+    }
+    sc_ls_outcome out;
+    int away = away_begin();
+    int rc = sc_lockstep_off(comm_reduce, cs, cs->agree_comm, cs->lockstep_buf, (int)count, dk, shape, &out, other);
+    away_end(away);
+    *v = out == SC_LS_STRAY ? SC_OFF_STRAY : SC_OFF_REJECT;
+    return rc;
+}
+
+/* An eligible call in a tolerant policy: which tensor it is (learned and
+ * agreed first), then the engine's rounds, or exact when the tensors are
+ * not told apart; a call off the pattern goes where all ranks agree.
+ * *mode gets the mode the call counted in. */
+static int tolerant_allreduce(sc_comm *cs, const sc_user_call *c, sc_dkind dk, sc_mode *mode, double t_in)
+{
+    double outside = cs->last_exit > 0 ? t_in - cs->last_exit : 0;
+    sc_call_key k = call_key(cs, c, dk, 1, t_in);
+    *mode = SC_MODE_SYNC;
+    for (;;) {
+        int slot = -1;
+        sc_id_kind kind = sc_identity_next(cs->id, &k, &slot);
+        if (kind == SC_ID_LEARNING) {
+            cs->learn_compute_s += outside;
+            return learning_call(cs, &k, c, dk);
+        }
+        if (kind == SC_ID_SLOT && !cs->engine) {
+            cs->row->ambiguous_calls += 1;
+            return lockstep_on(cs, c, dk);
+        }
+        if (kind == SC_ID_SLOT) {
+            long pos = sc_identity_position(cs->id) - 1;
+            if (slot == 0) cs->row->steps += 1;
+            cs->row->compute_s += outside;
+            *mode = sc_engine_mode(cs->engine);
+            int other = -1;
+            int rc = sc_engine_call(cs->engine, slot, pos, c->sendbuf, c->recvbuf, sc_rt.pcontrol_exact, &other);
+            if (rc == MPI_SUCCESS) {
+                sc_comm_pay_carry(cs, slot, c->recvbuf, c->count, dk);
+                return rc;
+            }
+            if (other >= 0)
+                return call_fails(cs, c, dk, rc, "rank %d makes another MPI_Allreduce at this point (the ranks' call "
+                                  "sequences disagree); this call's sum would be incomplete, so it fails", other);
+            return call_fails(cs, c, dk, rc, "the tolerant engine failed");
+        }
+        /* Off the pattern: what happens is agreed by all ranks. */
+        sc_off_verdict v = SC_OFF_REJECT;
+        int other = -1;
+        long pos = sc_identity_position(cs->id);
+        int rc = cs->engine ? sc_engine_off(cs->engine, slot, pos, k.shape, &v, &other)
+                            : lockstep_off(cs, slot, k.shape, &v, &other);
+        if (rc != MPI_SUCCESS) return call_fails(cs, c, dk, rc, "the agreement on a call off the step pattern failed");
+        v = sc_identity_settle(cs->id, v);
+        if (v == SC_OFF_RELEARN) {
+            /* A whole step off the pattern: every rank drops it at this
+             * same call and learns again, starting with it. */
+            sc_say(SC_SAY_RELEARN, 0, "starcoll: the pattern of MPI_Allreduce calls changed; learning it again (exact meanwhile)");
+            if (cs->engine) {
+                sc_engine *stopping = cs->engine;
+                if (sc_comm_engines() > 1) sc_comm_away(stopping, 1, SC_AWAY_OTHER_COMM);
+                sc_comm_stop_engine(cs, 1);
+                if (sc_comm_engines() > 0) sc_comm_away(NULL, 0, SC_AWAY_OTHER_COMM);
+            }
+            sc_identity_relearn(cs->id);
+            cs->learn_compute_s = 0;
+            cs->row->relearns += 1;
+            continue;
+        }
+        if (v == SC_OFF_STRAY) {   /* every rank makes it: exact, and the pattern stays */
+            cs->row->stray_calls += 1;
+            return cs->engine ? sc_engine_off_done(cs->engine, c)
+                              : blocking_allreduce(c->sendbuf, c->recvbuf, c->count, c->dt, c->op, cs->comm);
+        }
+        if (cs->engine) sc_engine_off_done(cs->engine, NULL);
+        else {
+            sc_identity_relearn(cs->id);   /* every rank knows, as in lockstep_on */
+            cs->row->relearns += 1;
+        }
+        return call_fails(cs, c, dk, MPI_ERR_OTHER,
+                          "it is off the step pattern all ranks agreed on (%ld %s elements expected here) and rank %d "
+                          "makes another call at this point (the ranks' call sequences disagree); not reduced, and it "
+                          "does not count", sc_identity_slot_count(cs->id, slot),
+                          kind_name((sc_dkind)sc_identity_slot_dkind(cs->id, slot)), other);
     }
 }
 
-/* An eligible call in a tolerant policy: learn the step pattern (exact
- * meanwhile), then hand pattern calls to the engine.  *mode gets the mode
- * the call counted in. */
-static int tolerant_allreduce(sc_comm *cs, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
-                              sc_sig sig, sc_mode *mode)
+/* An ineligible call under a tolerant policy still takes its place in
+ * the step (a per-step loss tells steps apart): 1 when it is part of the
+ * learning, and must be agreed on like any call (learning_call). */
+static int ineligible_learning(sc_comm *cs, const sc_user_call *c, sc_dkind dk, sc_call_key *k, double t_in)
 {
-    double outside = cs->last_exit > 0 ? PMPI_Wtime() - cs->last_exit : 0;
-    int slot = sc_pattern_next(&cs->pattern, sig);
-    if (slot == SC_PAT_RELEARN && cs->engine) {
-        sc_say(SC_SAY_RELEARN, 0, "starcoll: the pattern of MPI_Allreduce calls changed; learning it again (exact meanwhile)");
-        sc_comm_stop_engine(cs, 1);   /* collective: every rank drops the pattern at this same call */
-        cs->learn_compute_s = 0;
-    }
-    if (slot >= 0 && !cs->engine && !cs->engine_failed) {
-        sc_mode start = sc_rt.policy.mode == SC_MODE_AUTO ? SC_MODE_SYNC : sc_rt.policy.mode;
-        sc_engine_away_hook = away_hook;
-        cs->engine = sc_engine_start(cs->comm, &cs->pattern, start, (int)(cs->row - sc_rt.rows), cs->learn_compute_s);
-        if (!cs->engine) {
-            cs->engine_failed = 1;
-            sc_say(SC_SAY_ENGINE, 0, "starcoll: could not start the tolerant engine; this communicator stays exact (sync)");
-        }
-    }
-    if (slot < 0 || !cs->engine) {
-        cs->learn_compute_s += outside;
-        *mode = SC_MODE_SYNC;
-        return blocking_allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, cs->comm);
-    }
-    if (slot == 0) cs->row->steps += 1;
-    cs->row->compute_s += outside;
-    *mode = sc_engine_mode(cs->engine);
-    return sc_engine_call(cs->engine, slot, sendbuf, recvbuf, sc_rt.pcontrol_exact);
+    if (!tolerant_policy() || !identity_applies(cs) || !ensure_identity(cs)) return 0;
+    *k = call_key(cs, c, dk, 0, t_in);
+    int slot;
+    return sc_identity_next(cs->id, k, &slot) == SC_ID_LEARNING;
 }
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -284,12 +538,16 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     sc_elig e = sc_eligibility(&shape, sc_rt.policy.min_bytes);
     if (e == SC_ELIG_THREAD)
         sc_say(SC_SAY_THREAD, 1, "starcoll: MPI_Allreduce called from a thread other than MPI_Init's; such calls pass through unchanged");
+    sc_user_call call = {sendbuf, recvbuf, count, datatype, op};
     double t0 = PMPI_Wtime();
     int rc;
     if (e != SC_ELIG_OK) {
-        rc = e == SC_ELIG_THREAD ? PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm)
-                                 : blocking_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-        double dt = PMPI_Wtime() - t0;
+        sc_call_key k;
+        if (e == SC_ELIG_THREAD) rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+        else if (ineligible_learning(cs, &call, shape.dkind, &k, t0)) rc = learning_call(cs, &k, &call, shape.dkind);
+        else rc = blocking_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+        cs->last_any_exit = PMPI_Wtime();
+        double dt = cs->last_any_exit - t0;
         cs->row->passthrough += 1;
         cs->row->time_in += dt;
         if (cs->engine) {   /* an exact collective inside a tolerant job: everyone waits for the slowest */
@@ -305,19 +563,17 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
         t0 = PMPI_Wtime();
     }
     cs->eligible_calls++;
-    sc_sig sig = {count, shape.dkind, sendbuf, recvbuf};
     sc_mode mode = SC_MODE_SYNC;
     if (sc_rt.policy.mode == SC_MODE_HIER && !sc_rt.pcontrol_exact) {
         mode = SC_MODE_HIER;
         rc = sc_hier_allreduce(&cs->hier, comm, sc_rt.policy.group_size, sendbuf, recvbuf, count, datatype);
-    } else if (tolerant_policy()) {
-        rc = tolerant_allreduce(cs, sendbuf, recvbuf, count, datatype, sig, &mode);
+    } else if (tolerant_policy() && ensure_identity(cs)) {
+        rc = tolerant_allreduce(cs, &call, shape.dkind, &mode, t0);
     } else {
         rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     }
-    if (cs->carry && rc == MPI_SUCCESS) pay_carry(cs, sig, recvbuf);
     double t1 = PMPI_Wtime(), dt = t1 - t0;
-    cs->last_exit = t1;
+    cs->last_exit = cs->last_any_exit = t1;
     cs->row->eligible += 1;
     cs->row->bytes += (double)count * (double)sc_dkind_size(shape.dkind);
     cs->row->time_in += dt;

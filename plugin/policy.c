@@ -108,6 +108,7 @@ void sc_policy_defaults(sc_policy *p)
     snprintf(p->papi_events, sizeof p->papi_events, "auto");
     snprintf(p->nic, sizeof p->nic, "auto");
     p->report = SC_REPORT_STDERR;
+    p->stall_s = 30;
     p->verbose = 0;
 }
 
@@ -226,6 +227,17 @@ int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
     /* Checked against the communicator's size where it is used (engine_decide.c). */
     if ((v = get("STARCOLL_SCHEDULE")) && (!*v || copy_string(p->schedule, sizeof p->schedule, v) != 0))
         BAD("STARCOLL_SCHEDULE", v, "STEP:MODE[:ARG] entries separated by commas, under 4096 characters", "the selector's decisions");
+    if ((v = get("STARCOLL_STALL"))) {
+        /* a plain number is seconds here: stalls are long */
+        char *end;
+        errno = 0;
+        double t = strtod(skip_space(v), &end);
+        int ok = !errno && end != skip_space(v) && isfinite(t) && t >= 0 && t <= 1e6 &&
+                 (isdigit((unsigned char)*skip_space(v)) || *skip_space(v) == '.');
+        if (ok && *end == 's') end++;
+        if (ok && only_space(end)) p->stall_s = t;
+        else BAD("STARCOLL_STALL", v, "seconds >= 0 (0 turns the stall watchdog off)", "30");
+    }
     if ((v = get("STARCOLL_VERBOSE"))) {
         if (sc_parse_int(v, 0, 3, &n) == 0) p->verbose = (int)n;
         else BAD("STARCOLL_VERBOSE", v, "0, 1, 2 or 3", "0");
@@ -269,5 +281,6 @@ void sc_policy_describe(const sc_policy *p, char *buf, size_t len)
              "mode=%s selector=%s min_bytes=%zu quorum=%s staleness=%d scale=%s group=%s epoch=%d inject=%s",
              sc_mode_name(p->mode), p->selector == SC_SELECTOR_LEARNED ? "learned" : "heuristic",
              p->min_bytes, q, p->staleness, p->scale_fresh ? "fresh" : "none", g, p->epoch, inj);
+    if (p->stall_s != 30 && strlen(buf) + 32 < len) snprintf(buf + strlen(buf), len - strlen(buf), " stall=%gs", p->stall_s);
     if (p->schedule[0] && strlen(buf) + 16 < len) strcat(buf, " schedule=fixed");
 }

@@ -29,6 +29,7 @@ typedef struct sc_policy {
     char report_path[SC_PATH_LEN];
     sc_inject inject;             /* STARCOLL_INJECT */
     char schedule[4096];          /* STARCOLL_SCHEDULE (auto: decisions at fixed steps), "" = none */
+    double stall_s;               /* STARCOLL_STALL: seconds a call waits before the watchdog speaks; 0 off */
     int verbose;                  /* STARCOLL_VERBOSE */
 } sc_policy;
 

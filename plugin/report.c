@@ -10,7 +10,7 @@
 /* Per-row fields reduced with MPI_SUM, then with MPI_MAX. */
 enum { F_ELIG, F_PASS, F_BYTES, F_TIME, F_MODE0, F_SIZE = F_MODE0 + SC_NMODES, F_INST, F_RANKS,
        F_STEPS, F_ROUNDS, F_FRESH, F_LATE, F_STALE, F_WAIT, F_CHILD, F_XCALLS, F_XTIME, F_COMPUTE, F_RELAXED,
-       F_NEGMINFRESH, F_N };
+       F_NEGMINFRESH, F_LEARN, F_AMBIG, F_STRAY, F_RELEARN, F_FAILED, F_CARRY, F_N };
 
 static void pack(double *sum, double *max)
 {
@@ -37,6 +37,12 @@ static void pack(double *sum, double *max)
         o[F_COMPUTE] = s->compute_s;
         o[F_RELAXED] = s->relaxed;
         o[F_NEGMINFRESH] = s->min_fresh > 0 ? -s->min_fresh : -1e9;   /* reduced with MAX: the least min */
+        o[F_LEARN] = s->learning_calls;
+        o[F_AMBIG] = s->ambiguous_calls;
+        o[F_STRAY] = s->stray_calls;
+        o[F_RELEARN] = s->relearns;
+        o[F_FAILED] = s->failed;
+        o[F_CARRY] = s->carries_left;
         memcpy(m, o, sizeof(double) * F_N);
     }
 }
@@ -71,6 +77,39 @@ static void write_tolerant(FILE *f, const double *sum, const double *max)
         if (s[F_RELAXED] > 0)
             fprintf(f, "@ comm %d: %.0f rounds closed below the quorum because ranks were blocked in calls starcoll"
                        " cannot see (an exact collective in the step?)\n", r, s[F_RELAXED]);
+    }
+}
+
+/* Eligible calls a tolerant policy kept exact, and why (call identity:
+ * identity.h): learning, tensors not told apart, strays, relearns, and
+ * calls that failed because the ranks' calls disagreed. */
+static void write_identity(FILE *f, const double *sum)
+{
+    int any = 0;
+    for (int r = 0; r < SC_REPORT_ROWS; r++) {
+        const double *s = sum + r * F_N;
+        any |= s[F_LEARN] + s[F_AMBIG] + s[F_STRAY] + s[F_RELEARN] + s[F_FAILED] + s[F_CARRY] > 0;
+    }
+    if (!any) return;
+    fprintf(f, "@--- Eligible calls kept exact under a tolerant policy, and why (calls summed over ranks) ---\n");
+    for (int r = 0; r < SC_REPORT_ROWS; r++) {
+        const double *s = sum + r * F_N;
+        double ranks = s[F_RANKS] > 0 ? s[F_RANKS] : 1;
+        if (s[F_LEARN] > 0)
+            fprintf(f, "@ comm %d: %.0f stayed exact while the step's pattern was learned (agreed on by every rank)\n", r,
+                    s[F_LEARN]);
+        if (s[F_AMBIG] > 0)
+            fprintf(f, "@ comm %d: %.0f stayed exact because the step's tensors cannot be told apart: %s\n", r, s[F_AMBIG],
+                    sc_rt.row_why[r][0] ? sc_rt.row_why[r] : "(reason not recorded)");
+        if (s[F_STRAY] > 0)
+            fprintf(f, "@ comm %d: %.0f stray calls every rank made off the pattern ran exact\n", r, s[F_STRAY]);
+        if (s[F_RELEARN] > 0)
+            fprintf(f, "@ comm %d: the calls' pattern changed %.0f time(s) and was learned again\n", r, s[F_RELEARN] / ranks);
+        if (s[F_FAILED] > 0)
+            fprintf(f, "@ comm %d: %.0f calls failed (each rank said why on stderr)\n", r, s[F_FAILED]);
+        if (s[F_CARRY] > 0)
+            fprintf(f, "@ comm %d: %.0f results of a dropped pattern were never delivered (that pattern did not come "
+                       "back before MPI_Finalize)\n", r, s[F_CARRY]);
     }
 }
 
@@ -165,6 +204,7 @@ static void write_report(FILE *f, const double *sum, const double *max, const ch
         for (int k = 0; k < SC_MODE_AUTO; k++) fprintf(f, " %8.0f", s[F_MODE0 + k]);
         fputc('\n', f);
     }
+    write_identity(f, sum);
     write_tolerant(f, sum, max);
     write_decisions(f, decisions, ndecisions);
     fprintf(f, "@--- end of starcoll report ---\n");

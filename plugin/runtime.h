@@ -19,6 +19,11 @@ typedef struct sc_stats {
     double exact_in_tolerant, exact_in_tolerant_s;  /* pass-through calls while tolerant, and their time */
     double compute_s;      /* time outside the library between eligible calls while tolerant */
     double relaxed, min_fresh;
+    /* call identity (identity.h): calls exact while the pattern was
+     * learned, calls exact because the step's tensors are not told apart,
+     * stray calls every rank made off the pattern, relearns, failed calls */
+    double learning_calls, ambiguous_calls, stray_calls, relearns, failed;
+    double carries_left;   /* results of dropped patterns never delivered (set at MPI_Finalize) */
 } sc_stats;
 
 typedef struct sc_runtime {
@@ -35,6 +40,7 @@ typedef struct sc_runtime {
     int said[32];               /* one-time notices already printed */
     struct sc_monitor *monitor; /* tolerant policies: per-step signals (application thread) */
     char decisions[8192];       /* selector decisions, for the report (this process's coordinators; gathered for the report) */
+    char row_why[SC_REPORT_ROWS][400];   /* why a row's agreed pattern stays exact (the same on every rank) */
     int ndecisions;
 } sc_runtime;
 

@@ -1,0 +1,290 @@
+/* starcoll_loops: training loops written the way other people write them,
+ * as a plain MPI program: gradients in fresh buffers every step, or
+ * through one staging buffer, with a per-step loss, and every return code
+ * checked.  Run under the starcoll preload it checks what starcoll must
+ * keep (DESIGN.md, "Identity of a call"), and times the steps.
+ *
+ * Each step: compute (sleep; a straggler sleeps longer), then one
+ * MPI_Allreduce per gradient tensor, then (--loss) a 1-element loss.
+ * Tensor i holds multiples of 64^(i mod 3), integer-valued, so sums are
+ * exact and a result that mixed two tensors shows.  Checks:
+ *   returns   every call returns MPI_SUCCESS (but the one --extra-call
+ *             expects to be refused);
+ *   tags      every result of tensor i is made of multiples of its tag;
+ *   loss      the loss sum is exact at every step;
+ *   after a flush (MPI_Pcontrol(2) and one step of zeros):
+ *   conserved every rank's summed results of tensor i == the sum of every
+ *             buffer of tensor i any rank sent;
+ *   replicas  those sums are bitwise equal on every rank.
+ * Prints "ok - ..."/"FAIL - ..." lines, a figures line
+ *   loops: loop=L ranks=N steps=S fast_step_ms=F slow_step_ms=W
+ * (mean step time after the first --warmup steps, of the ranks never slow
+ * and of the slow one), and "N passed, N failed".
+ *
+ * usage: starcoll_loops [--loop fresh|moving|own|staging] [--counts C1,C2,...]
+ *          [--loss] [--in-place] [--steps N] [--warmup N] [--compute-ms MS]
+ *          [--slow-rank R] [--slow-factor F] [--extra-call STEP]
+ *          [--stop-at STEP --stop-s S]
+ * --loop: fresh  malloc/free of every buffer every step, on every rank;
+ *         moving fresh buffers on odd ranks only, kept ones elsewhere;
+ *         own    one buffer per tensor, kept (as frameworks do);
+ *         staging one staging buffer for every tensor, reduced in place.
+ * --extra-call STEP: rank --slow-rank (default the last) makes one extra
+ *         eligible call (another shape) at STEP: it must be refused with an
+ *         error, nothing may hang, and the run goes on.
+ * --stop-at STEP --stop-s S: rank --slow-rank stops calling for S seconds
+ *         at STEP (the stall watchdog must name it). */
+#include <mpi.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_TENSORS 64
+
+static int rank, size, ntensors = 4, loss = 0, in_place = 0, steps = 60, warmup = 15;
+static long counts[MAX_TENSORS] = {65536, 32768, 16384, 49152};
+static double compute_ms = 10, slow_factor = 1, stop_s = 0;
+static int slow_rank = -1, extra_call = -1, stop_at = -1;
+static const char *loop = "fresh";
+static int passed, failed, bad_returns;
+
+static void sleep_ms(double ms)
+{
+    if (ms <= 0) return;
+    struct timespec ts = {(time_t)(ms / 1000), (long)(fmod(ms, 1000) * 1e6)};
+    while (nanosleep(&ts, &ts) != 0) {}
+}
+
+/* A check over all ranks (a plain reduction and a broadcast: neither is
+ * reshaped), counted the same on every rank. */
+static void check(int ok, const char *what)
+{
+    int all = 0;
+    if (MPI_Reduce(&ok, &all, 1, MPI_INT, MPI_MIN, 0, MPI_COMM_WORLD) != MPI_SUCCESS ||
+        MPI_Bcast(&all, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+        all = 0;
+    if (rank == 0) printf("%s%s\n", all ? "ok   - " : "FAIL - ", what);
+    if (all) passed++;
+    else failed++;
+}
+
+static void say_rc(int rc, const char *what, int step)
+{
+    if (rc == MPI_SUCCESS) return;
+    if (bad_returns++ < 3) {
+        char err[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, err, &len);
+        fprintf(stderr, "rank %d: %s at step %d returned %s\n", rank, what, step, err);
+    }
+}
+
+static long tag_of(int i) { return i % 3 == 0 ? 1 : i % 3 == 1 ? 64 : 4096; }
+
+/* This rank's gradient of tensor i at step s, element e: a multiple of the tag. */
+static float value(int i, int s, long e) { return (float)(tag_of(i) * (1 + (rank + s + i + e) % 3)); }
+
+typedef struct {
+    float *grad[MAX_TENSORS], *out[MAX_TENSORS];   /* own: kept */
+    float *stage;                                   /* staging */
+    double *sent[MAX_TENSORS], *got[MAX_TENSORS];   /* per element sums, exact */
+    int tags_ok;
+} state;
+
+static float *alloc_floats(long n)
+{
+    float *p = malloc(sizeof(float) * (size_t)n);
+    if (!p) {
+        fprintf(stderr, "rank %d: out of memory\n", rank);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    return p;
+}
+
+/* Does this rank allocate fresh buffers this step? */
+static int fresh_here(void)
+{
+    return !strcmp(loop, "fresh") || (!strcmp(loop, "moving") && rank % 2 == 1);
+}
+
+static void take(state *st, int i, const float *res)
+{
+    long tag = tag_of(i);
+    for (long e = 0; e < counts[i]; e++) {
+        long v = (long)res[e];
+        if (v < 0 || v % tag != 0 || (float)v != res[e]) st->tags_ok = 0;
+        st->got[i][e] += (double)v;
+    }
+}
+
+/* One gradient reduction, the way the loop style does it. */
+static void reduce_tensor(state *st, int i, int s, int zero)
+{
+    long n = counts[i];
+    int fresh = fresh_here();
+    float *g = fresh ? alloc_floats(n) : st->grad[i];
+    /* a fresh array of its own size elsewhere too, so addresses move */
+    void *junk = fresh ? malloc((size_t)(64 + (rank * 131 + s * 17 + i) % 4096)) : NULL;
+    for (long e = 0; e < n; e++) {
+        g[e] = zero ? 0.0f : value(i, s, e);
+        st->sent[i][e] += g[e];
+    }
+    int rc;
+    if (!strcmp(loop, "staging")) {
+        memcpy(st->stage, g, sizeof(float) * (size_t)n);
+        rc = MPI_Allreduce(MPI_IN_PLACE, st->stage, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        if (rc == MPI_SUCCESS) take(st, i, st->stage);
+    } else if (in_place) {
+        rc = MPI_Allreduce(MPI_IN_PLACE, g, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        if (rc == MPI_SUCCESS) take(st, i, g);
+    } else {
+        float *out = fresh ? alloc_floats(n) : st->out[i];
+        rc = MPI_Allreduce(g, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        if (rc == MPI_SUCCESS) take(st, i, out);
+        if (fresh) free(out);
+    }
+    say_rc(rc, "a gradient MPI_Allreduce", s);
+    free(junk);
+    if (fresh) free(g);
+}
+
+static int me_slow(void) { return rank == (slow_rank >= 0 ? slow_rank : size - 1); }
+
+static void one_step(state *st, int s, int zero, int *loss_ok)
+{
+    for (int i = 0; i < ntensors; i++) {
+        if (s == extra_call && me_slow() && i == 1) {
+            /* a call no other rank makes: refused with an error, nothing hangs */
+            long n = 20000;
+            float *x = calloc((size_t)n, sizeof(float)), *y = alloc_floats(n);
+            int rc = MPI_Allreduce(x, y, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            fprintf(stderr, "rank %d: the extra call at step %d returned %s\n", rank, s,
+                    rc == MPI_SUCCESS ? "MPI_SUCCESS" : "an error");
+            free(x);
+            free(y);
+        }
+        reduce_tensor(st, i, s, zero);
+    }
+    if (loss) {
+        float l = (float)(rank + 1 + s % 5), sum = -1;
+        int rc = MPI_Allreduce(&l, &sum, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        say_rc(rc, "the loss MPI_Allreduce", s);
+        float want = (float)(size * (size + 1) / 2 + size * (s % 5));
+        if (rc != MPI_SUCCESS || sum != want) *loss_ok = 0;
+    }
+}
+
+static int parse_counts(const char *s)
+{
+    int n = 0;
+    for (const char *p = s; *p && n < MAX_TENSORS; n++) {
+        char *end;
+        counts[n] = strtol(p, &end, 10);
+        if (end == p || counts[n] <= 0) return -1;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    int rc = MPI_Init(&argc, &argv);
+    if (rc != MPI_SUCCESS) return 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int a = 1; a < argc; a++) {
+        const char *o = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
+        if (!strcmp(o, "--loss")) loss = 1;
+        else if (!strcmp(o, "--in-place")) in_place = 1;
+        else if (v && !strcmp(o, "--loop")) loop = argv[++a];
+        else if (v && !strcmp(o, "--counts")) {
+            if ((ntensors = parse_counts(argv[++a])) < 1) ntensors = -1;
+        } else if (v && !strcmp(o, "--steps")) steps = atoi(argv[++a]);
+        else if (v && !strcmp(o, "--warmup")) warmup = atoi(argv[++a]);
+        else if (v && !strcmp(o, "--compute-ms")) compute_ms = atof(argv[++a]);
+        else if (v && !strcmp(o, "--slow-rank")) slow_rank = atoi(argv[++a]);
+        else if (v && !strcmp(o, "--slow-factor")) slow_factor = atof(argv[++a]);
+        else if (v && !strcmp(o, "--extra-call")) extra_call = atoi(argv[++a]);
+        else if (v && !strcmp(o, "--stop-at")) stop_at = atoi(argv[++a]);
+        else if (v && !strcmp(o, "--stop-s")) stop_s = atof(argv[++a]);
+        else ntensors = -1;
+    }
+    int known = !strcmp(loop, "fresh") || !strcmp(loop, "moving") || !strcmp(loop, "own") || !strcmp(loop, "staging");
+    if (ntensors < 1 || !known) {
+        if (rank == 0) fprintf(stderr, "starcoll_loops: bad arguments (see the comment at the top of starcoll_loops.c)\n");
+        MPI_Finalize();
+        return 2;
+    }
+    state st = {.tags_ok = 1};
+    long maxc = 0;
+    for (int i = 0; i < ntensors; i++) {
+        st.grad[i] = alloc_floats(counts[i]);
+        st.out[i] = alloc_floats(counts[i]);
+        st.sent[i] = calloc((size_t)counts[i], sizeof(double));
+        st.got[i] = calloc((size_t)counts[i], sizeof(double));
+        if (counts[i] > maxc) maxc = counts[i];
+    }
+    st.stage = alloc_floats(maxc);
+    int loss_ok = 1;
+    double t_warm = 0, t_start = MPI_Wtime();
+    for (int s = 0; s < steps; s++) {
+        if (s == warmup) t_warm = MPI_Wtime();
+        sleep_ms(compute_ms * (me_slow() ? slow_factor : 1));
+        if (s == stop_at && me_slow()) sleep_ms(stop_s * 1e3);
+        one_step(&st, s, 0, &loss_ok);
+    }
+    double t_end = MPI_Wtime();
+    double per_step = (t_end - (warmup < steps ? t_warm : t_start)) / (warmup < steps ? steps - warmup : steps) * 1e3;
+    MPI_Pcontrol(2);   /* flush: the next call on every tensor delivers everything pending */
+    one_step(&st, steps, 1, &loss_ok);
+    char what[200];
+    snprintf(what, sizeof what, "%s: every MPI call returned MPI_SUCCESS%s", loop,
+             extra_call >= 0 ? " (but the extra call)" : "");
+    check(bad_returns == 0, what);
+    snprintf(what, sizeof what, "%s: every result of a tensor is made of that tensor's buffers (tags)", loop);
+    check(st.tags_ok, what);
+    if (loss) {
+        snprintf(what, sizeof what, "%s: the per-step loss is exact at every step", loop);
+        check(loss_ok, what);
+    }
+    /* conservation and replicas: plain reductions (MPI_Reduce and a
+     * broadcast are not reshaped) */
+    int cons = 1, same = 1;
+    for (int i = 0; i < ntensors; i++) {
+        long n = counts[i];
+        double *sent = malloc(sizeof(double) * (size_t)n), *lo = malloc(sizeof(double) * (size_t)n),
+               *hi = malloc(sizeof(double) * (size_t)n);
+        if (!sent || !lo || !hi) MPI_Abort(MPI_COMM_WORLD, 3);
+        rc = MPI_Reduce(st.sent[i], sent, (int)n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (rc == MPI_SUCCESS) rc = MPI_Reduce(st.got[i], lo, (int)n, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+        if (rc == MPI_SUCCESS) rc = MPI_Reduce(st.got[i], hi, (int)n, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        if (rc != MPI_SUCCESS) cons = same = 0;
+        for (long e = 0; rank == 0 && rc == MPI_SUCCESS && e < n; e++) {
+            if (lo[e] != hi[e]) same = 0;
+            if (lo[e] != sent[e] && cons) {
+                cons = 0;
+                fprintf(stderr, "tensor %d element %ld: received %.0f, sent %.0f\n", i, e, lo[e], sent[e]);
+            }
+        }
+        free(sent);
+        free(lo);
+        free(hi);
+    }
+    snprintf(what, sizeof what, "%s: nothing lost, nothing doubled, per tensor", loop);
+    check(cons, what);
+    snprintf(what, sizeof what, "%s: replicas bitwise equal after the flush", loop);
+    check(same, what);
+    /* figures: mean step time of the ranks never slow, and of the slow one */
+    double mine[2] = {me_slow() ? 0 : per_step, me_slow() ? per_step : 0}, sum[2] = {0, 0};
+    rc = MPI_Reduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0 && rc == MPI_SUCCESS) {
+        printf("loops: loop=%s ranks=%d steps=%d fast_step_ms=%.3f slow_step_ms=%.3f\n", loop, size, steps,
+               size > 1 ? sum[0] / (size - 1) : sum[0], sum[1]);
+        printf("%d passed, %d failed\n", passed, failed);
+    }
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,360 @@
+/* The tolerant engine, the application thread's side (engine.h): a call
+ * deposits its buffer and waits for the round holding it, or returns the
+ * rounds it missed at once; a call off the pattern waits for the ranks'
+ * verdict; a rank leaves.  Direct steps are in engine_direct.c. */
+#include "engine_internal.h"
+#include <stdlib.h>
+#include <string.h>
+#include "kernels.h"
+#include "runtime.h"
+#include "monitor.h"
+#include "trace.h"
+
+static int deposit_pending(const sc_slot *sl, const sc_deposit *d)
+{
+    for (const sc_deposit *p = sl->head; p; p = p->next)
+        if (p == d) return 1;
+    return 0;
+}
+
+static void unlink_deposit(sc_slot *sl, sc_deposit *d)
+{
+    sc_deposit **p = &sl->head, *prev = NULL;
+    while (*p && *p != d) {
+        prev = *p;
+        p = &(*p)->next;
+    }
+    if (!*p) return;
+    *p = d->next;
+    if (sl->tail == d) sl->tail = prev;
+    free(d);
+}
+
+static sc_deposit *deposit_get(sc_slot *sl)
+{
+    sc_deposit *d = sl->spare;
+    if (d) {
+        sl->spare = d->next;
+        d->next = NULL;
+        return d;
+    }
+    d = calloc(1, sizeof *d);
+    if (d && !(d->buf = malloc(sl->bytes))) {
+        free(d);
+        d = NULL;
+    }
+    return d;
+}
+
+/* At each step's first call: the step's features (timing here, the rest
+ * from the monitor) go to the coordinator, and to the trace. */
+static void step_boundary(sc_engine *e, double now)
+{
+    if (e->step_start > 0) {
+        double feat[SC_NFEAT] = {0};
+        feat[SC_F_STEP_S] = now - e->step_start;
+        feat[SC_F_WAIT_S] = e->step_wait;
+        feat[SC_F_COMPUTE_S] = feat[SC_F_STEP_S] - e->step_wait;
+        feat[SC_F_BYTES] = e->step_bytes;
+        feat[SC_F_GRAD_SQNORM] = e->step_gsq;
+        feat[SC_F_SUM_SQNORM] = e->step_ssq;
+        feat[SC_F_LINK_SPB] = e->link_spb;
+        if (sc_rt.monitor) sc_monitor_sample(sc_rt.monitor, feat[SC_F_STEP_S], feat);
+        sc_engine_failed(e, PMPI_Send(feat, SC_NFEAT, MPI_DOUBLE, e->coord, TAG_FEAT, e->ctrl));
+        if (e->trace) sc_trace_write_step(e->trace, e->rank, e->steps, sc_engine_mode(e), feat);
+        e->steps++;
+    }
+    e->step_start = now;
+    e->step_wait = e->step_gsq = e->step_ssq = e->step_bytes = 0;
+}
+
+/* Squared norm on every 16th element: the noise scale needs only the ratio
+ * of such norms, which the sampling leaves unbiased, at a sixteenth of the
+ * cost on the application's thread. */
+static double sampled_sqnorm(const void *buf, long count, sc_dkind dk)
+{
+    double s = 0;
+    if (dk == SC_DK_FLOAT)
+        for (long i = 0; i < count; i += 16) s += (double)((const float *)buf)[i] * ((const float *)buf)[i];
+    else
+        for (long i = 0; i < count; i += 16) s += ((const double *)buf)[i] * ((const double *)buf)[i];
+    return s;
+}
+
+/* Around a wait in a call of this engine: the other communicators'
+ * engines are told this rank is blocked here, and the watchdog knows. */
+static void waiting(sc_engine *e, int on)
+{
+    if (sc_engine_away_hook) sc_engine_away_hook(e, on);
+}
+
+int sc_engine_call(sc_engine *e, int slot, long pos, const void *sendbuf, void *recvbuf, int exact, int *first_off)
+{
+    sc_slot *sl = &e->slots[slot];
+    const void *mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    double t_in = sc_now();
+    *first_off = -1;
+    if (slot == 0) step_boundary(e, t_in);
+    sc_stall_app(e, SC_APP_IN_CALL, slot, pos, 0);
+    pthread_mutex_lock(&e->mu);
+    int went_direct = 0;
+    if (!e->direct && slot == 0 && e->direct_at > 0 && sl->calls + 1 >= e->direct_at) {
+        e->direct = went_direct = 1;   /* the rounds said: from this call on, direct */
+        e->direct_mode = e->mode;
+        e->direct_at = 0;
+    }
+    int direct = e->direct;
+    pthread_mutex_unlock(&e->mu);
+    if (went_direct) sc_engine_failed(e, sc_engine_note(e, NOTE_DIRECT));
+    if (direct) {
+        int back = 0;
+        double gsq = sampled_sqnorm(mine, sl->count, sl->dk);   /* before: the result may overwrite it */
+        int rc = sc_direct_call(e, slot, sendbuf, recvbuf, &back, first_off);
+        if (!back) {
+            e->step_ssq += sampled_sqnorm(recvbuf, sl->count, sl->dk);
+            e->step_gsq += gsq;
+            e->step_bytes += (double)sl->bytes;
+            e->step_wait += sc_now() - t_in;
+            sc_stall_app(e, SC_APP_COMPUTING, slot, pos + 1, 0);
+            return rc;
+        }
+    }
+    e->step_gsq += sampled_sqnorm(mine, sl->count, sl->dk);
+    e->step_bytes += (double)sl->bytes;
+
+    pthread_mutex_lock(&e->mu);
+    if (e->error || e->stopped) {
+        int rc = e->error ? e->error : MPI_ERR_OTHER;
+        pthread_mutex_unlock(&e->mu);
+        sc_stall_app(e, SC_APP_COMPUTING, slot, pos, 0);
+        return rc;
+    }
+    /* A flush aligns program points (every rank's first calls up to this
+     * one); an exact mode only wants each round to hold a buffer of every
+     * member, so a rank behind in calls after a tolerant spell is not made
+     * to catch up alone while the others wait (round_rules.h). */
+    int flush = exact || sl->flush_next;
+    int exact_mode = sc_exact_mode(e->mode);
+    sl->flush_next = 0;
+    /* Decided now and announced: a call that finds missed rounds returns
+     * them at once; otherwise it waits for the round holding its buffer. */
+    int waits = flush || exact_mode || sl->inbox_rounds == 0;
+    /* A waiting caller's buffers stay put until it returns, so its deposit
+     * is borrowed and results land in its receive buffer; a caller that
+     * returns at once leaves a copy. */
+    int borrow = waits && sl->inbox_rounds == 0;
+    int to_target = borrow && e->my_parent < 0;   /* a child's results arrive through its inbox */
+    sc_deposit *d = borrow ? calloc(1, sizeof *d) : deposit_get(sl);
+    if (!d) {
+        pthread_mutex_unlock(&e->mu);
+        sc_stall_app(e, SC_APP_COMPUTING, slot, pos, 0);
+        return MPI_ERR_NO_MEM;
+    }
+    if (borrow) {
+        d->borrowed = 1;
+        d->buf = (void *)mine;
+        if (to_target) {
+            sl->target = recvbuf;
+            sl->target_filled = 0;
+            sl->target_alias = mine == recvbuf ? mine : NULL;
+        }
+    } else {
+        pthread_mutex_unlock(&e->mu);
+        memcpy(d->buf, mine, sl->bytes);
+        pthread_mutex_lock(&e->mu);
+    }
+    d->idx = sl->calls++;
+    d->upto = d->idx + 1;
+    d->sent = 0;
+    d->pos = pos;
+    long need = d->idx + 1;
+    d->flags = (flush ? NOTE_FLUSH : 0) | (exact_mode ? NOTE_EXACT : 0) | (waits ? NOTE_WAITS : 0);
+    long flags = d->flags;
+    if (sl->tail) sl->tail->next = d;
+    else sl->head = d;
+    sl->tail = d;
+    int announce = e->my_parent < 0;   /* a child's deposits go through its engine to the parent */
+    if (waits) e->waiting_slot = slot;
+    pthread_mutex_unlock(&e->mu);
+
+    int rc = MPI_SUCCESS;
+    if (announce) {
+        long note[NOTE_LEN] = {NOTE_DEPOSIT, slot, need, flags, -1, pos};
+        rc = PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+    }
+
+    pthread_mutex_lock(&e->mu);
+    pthread_cond_signal(&e->cv_engine);
+    if (!waits) {
+        e->stats.late_calls++;
+    } else {
+        double t0 = sc_now();
+        pthread_mutex_unlock(&e->mu);
+        waiting(e, 1);
+        pthread_mutex_lock(&e->mu);
+        e->main_waiting++;
+        /* A borrowed deposit must be out of the engine's hands before the
+         * caller gets its buffers back, even on an error. */
+        while ((sl->included_self < need || (borrow && deposit_pending(sl, d))) && !e->stopped &&
+               !(e->error && !(borrow && deposit_pending(sl, d))))
+            pthread_cond_wait(&e->cv_main, &e->mu);
+        e->main_waiting--;
+        e->waiting_slot = -1;
+        e->stats.wait_s += sc_now() - t0;
+        pthread_mutex_unlock(&e->mu);
+        waiting(e, 0);
+        pthread_mutex_lock(&e->mu);
+    }
+    /* A late call (it returned the rounds it missed) completed as its mode
+     * defines: success.  Only a waiting call whose round never came (the
+     * engine failed or stopped) fails. */
+    if (rc == MPI_SUCCESS && e->error) rc = e->error;
+    if (rc == MPI_SUCCESS && waits && sl->included_self < need) rc = MPI_ERR_OTHER;
+    if (borrow && deposit_pending(sl, d)) unlink_deposit(sl, d);   /* engine stopped: take it back */
+    /* The result: what landed in the caller's buffer, plus any round that
+     * went to the inbox (one already under way when the caller came). */
+    if (sl->target && sl->target_filled) {
+        if (sl->inbox_rounds > 0) {
+            sc_sum_into(recvbuf, sl->inbox, (size_t)sl->count, sl->dk);
+            memset(sl->inbox, 0, sl->bytes);
+        }
+    } else {
+        memcpy(recvbuf, sl->inbox, sl->bytes);
+        memset(sl->inbox, 0, sl->bytes);
+    }
+    sl->inbox_rounds = 0;
+    sl->target = NULL;
+    sl->target_filled = 0;
+    sl->target_alias = NULL;
+    if (e->my_parent >= 0) e->stats.child_rounds++;
+    pthread_mutex_unlock(&e->mu);
+    e->step_ssq += sampled_sqnorm(recvbuf, sl->count, sl->dk);
+    e->step_wait += sc_now() - t_in;
+    sc_stall_app(e, SC_APP_COMPUTING, slot, pos + 1, 0);
+    return rc;
+}
+
+/* Off the pattern, in rounds: the coordinator judges once every rank's
+ * call at this position is known (engine_coord.c, judge_off). */
+static int off_in_rounds(sc_engine *e, int slot, long pos, uint64_t shape, sc_off_verdict *verdict, int *first_off)
+{
+    pthread_mutex_lock(&e->mu);
+    e->verdict = 0;
+    e->verdict_rank = -1;
+    pthread_mutex_unlock(&e->mu);
+    long note[NOTE_LEN] = {NOTE_OFF, slot, (long)shape, 0, -1, pos};
+    int rc = PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+    if (rc != MPI_SUCCESS) return rc;
+    waiting(e, 1);
+    pthread_mutex_lock(&e->mu);
+    pthread_cond_signal(&e->cv_engine);
+    e->main_waiting++;
+    while (!e->verdict && !e->error && !e->stopped) pthread_cond_wait(&e->cv_main, &e->mu);
+    e->main_waiting--;
+    *verdict = (sc_off_verdict)e->verdict;
+    *first_off = e->verdict_rank;
+    rc = e->verdict ? MPI_SUCCESS : e->error ? e->error : MPI_ERR_OTHER;
+    pthread_mutex_unlock(&e->mu);
+    waiting(e, 0);
+    return rc;
+}
+
+int sc_engine_off(sc_engine *e, int slot, long pos, uint64_t shape, sc_off_verdict *verdict, int *first_off)
+{
+    *verdict = SC_OFF_REJECT;
+    *first_off = -1;
+    sc_stall_app(e, SC_APP_OFF, slot, pos, 0);
+    pthread_mutex_lock(&e->mu);
+    int direct = e->direct;
+    pthread_mutex_unlock(&e->mu);
+    if (direct) {
+        int back = 0;
+        int rc = sc_direct_off(e, slot, shape, verdict, first_off, &back);
+        if (!back) return rc;
+    }
+    return off_in_rounds(e, slot, pos, shape, verdict, first_off);
+}
+
+int sc_engine_off_done(sc_engine *e, const sc_user_call *call)
+{
+    int rc = MPI_SUCCESS;
+    if (call) {
+        /* every rank is at this call: a plain collective, apart from the rounds */
+        waiting(e, 1);
+        rc = PMPI_Allreduce(call->sendbuf, call->recvbuf, call->count, call->dt, call->op, e->direct_comm);
+        waiting(e, 0);
+    }
+    pthread_mutex_lock(&e->mu);
+    int direct = e->direct;
+    pthread_mutex_unlock(&e->mu);
+    if (!direct) {
+        int rc2 = sc_engine_note(e, NOTE_BACK);
+        if (rc == MPI_SUCCESS) rc = rc2;
+    }
+    sc_stall_app(e, SC_APP_COMPUTING, -1, -1, 0);
+    return rc;
+}
+
+void sc_engine_flush_next(sc_engine *e)
+{
+    pthread_mutex_lock(&e->mu);
+    for (int s = 0; s < e->nslots; s++) e->slots[s].flush_next = 1;
+    pthread_mutex_unlock(&e->mu);
+}
+
+sc_mode sc_engine_mode(sc_engine *e)
+{
+    pthread_mutex_lock(&e->mu);
+    sc_mode m = e->direct ? e->direct_mode : e->mode;
+    pthread_mutex_unlock(&e->mu);
+    return m;
+}
+
+sc_away_fn sc_engine_away_hook;
+
+int sc_engine_note(sc_engine *e, long kind)
+{
+    long note[NOTE_LEN] = {kind, 0, 0, 0, -1, 0};
+    return PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+}
+
+void sc_engine_away(sc_engine *e, int away, int what)
+{
+    if (e->left) return;
+    sc_stall_app(e, away ? SC_APP_AWAY : SC_APP_COMPUTING, -1, -1, what);
+    sc_engine_failed(e, sc_engine_note(e, away ? NOTE_AWAY : NOTE_BACK));
+}
+
+void sc_engine_announce_leave(sc_engine *e)
+{
+    if (e->left) return;
+    sc_stall_app(e, SC_APP_LEFT, -1, -1, 0);
+    e->left = 1;
+    int failed = sc_engine_failed(e, sc_engine_note(e, NOTE_LEAVE));
+    pthread_mutex_lock(&e->mu);
+    if (failed) e->quit = 1;   /* nobody will send this engine its STOP: do not wait for it */
+    pthread_cond_signal(&e->cv_engine);
+    pthread_mutex_unlock(&e->mu);
+}
+
+void sc_engine_leave(sc_engine *e, sc_engine_stats *out, sc_leftover_fn leftover, void *ctx)
+{
+    if (e->thread_started) {
+        sc_engine_announce_leave(e);
+        pthread_join(e->thread, NULL);
+    }
+    e->stats.relaxed = e->relaxed;
+    if (out) *out = e->stats;
+    for (int s = 0; leftover && s < e->nslots; s++)
+        if (e->slots[s].inbox_rounds > 0)
+            leftover(ctx, s, e->slots[s].inbox, e->slots[s].bytes);
+    sc_engine_free(e);
+}
+
+const char *sc_away_name(int what)
+{
+    static const char *const names[SC_AWAY_N] = {
+        "a collective", "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allgather", "MPI_Gather",
+        "MPI_Scatter", "MPI_Alltoall", "an exact MPI_Allreduce", "MPI_Allreduce on another communicator"};
+    return what >= 0 && what < SC_AWAY_N ? names[what] : names[0];
+}

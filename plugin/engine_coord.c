@@ -1,0 +1,384 @@
+/* The coordinator's engine thread: it collects every rank's notices,
+ * closes rounds by the rules of round_rules.h and sends the round
+ * messages, which carry mode, quorum and topology changes, so every rank
+ * switches at the same round; it applies the selector's decisions, and
+ * judges calls off the pattern once every rank's call at that position is
+ * known. */
+#include "engine_internal.h"
+#include <stdlib.h>
+#include <string.h>
+#include "runtime.h"
+
+static void apply_note(sc_engine *e, int src, const long *note)
+{
+    int who = note[NOTE_FOR] >= 0 ? (int)note[NOTE_FOR] : src;
+    if (who < 0 || who >= e->n) return;
+    if (note[0] == NOTE_DEPOSIT && note[NOTE_POS] + 1 > e->last_pos[who]) e->last_pos[who] = note[NOTE_POS] + 1;
+    if (note[0] == NOTE_DEPOSIT && note[1] >= 0 && note[1] < e->nslots) {
+        /* A deposit counts from its owner under the current topology: a
+         * member itself, a child through its parent.  Anything else is from
+         * before a topology change; the owner announces it again. */
+        if (note[4] >= 0 ? e->parent[who] != src : e->parent[who] != -1) return;
+        sc_track_announce(&e->slots[note[1]].track, who, note[2], (int)(note[3] & NOTE_KIND_FLAGS));
+        if (note[3] & NOTE_WAITS) {
+            e->blocked_at[who] = (int)note[1];
+            e->blocked_need[who] = note[2];
+        }
+    } else if (note[0] == NOTE_AWAY || note[0] == NOTE_DIRECT) {
+        /* A rank gone direct deposits nothing until it comes back: rounds
+         * left over from the switch (a later slot's deposit of a rank that
+         * was behind) must not wait for it. */
+        if (note[0] == NOTE_DIRECT) e->in_direct[who] = 1;
+        if (e->blocked_at[who] == -1) e->blocked_at[who] = SC_BLOCKED_OUTSIDE;
+    } else if (note[0] == NOTE_BACK || note[0] == NOTE_ROUNDS) {
+        if (note[0] == NOTE_ROUNDS) e->in_direct[who] = 0;
+        if (e->blocked_at[who] == SC_BLOCKED_OUTSIDE && !e->in_direct[who]) e->blocked_at[who] = -1;
+    } else if (note[0] == NOTE_OFF) {
+        /* blocked until the verdict: rounds do not wait for it */
+        e->off_pos[who] = note[NOTE_POS];
+        e->off_shape[who] = note[NOTE_COUNT];
+        e->noff++;
+        if (e->blocked_at[who] == -1) e->blocked_at[who] = SC_BLOCKED_OUTSIDE;
+    } else if (note[0] == NOTE_STALLED) {
+        sc_stall_alarm(e, who, (double)note[NOTE_COUNT] * 1e-3);
+    } else if (note[0] == NOTE_STOPPED) {
+        e->nstopped++;
+    } else if (note[0] == NOTE_LEAVE && !e->gone[who]) {
+        e->gone[who] = 1;
+        __atomic_add_fetch(&e->ngone, 1, __ATOMIC_ACQ_REL);   /* read by a departed application thread */
+        /* Direct steps cannot go on without a rank: back to rounds, which
+         * do not wait for departed ranks. */
+        pthread_mutex_lock(&e->mu);
+        if (e->direct && e->direct_cmd != CMD_STOP) e->direct_cmd = CMD_ENGINE;
+        pthread_mutex_unlock(&e->mu);
+    }
+}
+
+int sc_coord_drain_notes(sc_engine *e)
+{
+    int got = 0, src;
+    long note[NOTE_LEN];
+    while (sc_recv_next(e->ctrl, TAG_NOTE, MPI_LONG, note, NOTE_LEN, &src) == 1) {
+        apply_note(e, src, note);
+        e->last_note_t = e->last_activity = sc_now();
+        got = 1;
+    }
+    double feat[SC_NFEAT];
+    while (sc_recv_next(e->ctrl, TAG_FEAT, MPI_DOUBLE, feat, SC_NFEAT, &src) == 1) {
+        sc_decider_observe(e->decider, src, feat);
+        got = 1;
+    }
+    return got;
+}
+
+int sc_send_round(sc_engine *e, long kind, int s, sc_mode mode, int k, const long *tail, long fresh)
+{
+    e->msg[RH_FRESH] = fresh;
+    e->msg[RH_DIRECT] = kind == ROUND_RUN ? e->round_direct : 0;
+    e->msg[RH_KIND] = kind;
+    e->msg[RH_SLOT] = s;
+    e->msg[RH_MODE] = mode;
+    e->msg[RH_K] = k;
+    e->msg[RH_EPOCH] = e->epoch;
+    memcpy(e->msg + RH_LEN, tail, sizeof(long) * (size_t)e->n);
+    for (int r = 0; r < e->n; r++) {
+        if (r == e->rank || (kind == ROUND_RUN && e->parent[r] != -1)) continue;
+        int rc = PMPI_Send(e->msg, RH_LEN + e->n, MPI_LONG, r, TAG_ROUND, e->ctrl);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Close slot s's round: bookkeeping, round message to the members, and
+ * this rank's part of the reduction. */
+static int close_round(sc_engine *e, int s, sc_rules *rules, sc_mode mode, int k)
+{
+    sc_track *tr = &e->slots[s].track;
+    if (rules->relax_quorum && !e->relaxed++)
+        sc_say(SC_SAY_STALL, 0, "starcoll: tolerant rounds stalled (ranks blocked in a call starcoll cannot see, "
+               "such as an exact collective each step); closing rounds below the quorum to go on");
+    int flushing = sc_track_flushing(tr);
+    long deposits = 0;
+    memcpy(e->prev_incl, tr->included, sizeof(long) * (size_t)e->n);
+    for (int r = 0; r < e->n; r++) deposits -= tr->included[r];
+    int fresh = sc_round_close(tr, rules, e->incl);
+    for (int r = 0; r < e->n; r++) deposits += e->incl[r];
+    /* Going direct: only from a slot-0 round that includes a waiting
+     * (exact) deposit of every rank, so every rank learns the switch before
+     * its next call and all switch at the same one.  And only with equal
+     * call counts: direct steps are plain collectives, matched by program
+     * point, so a rank still calls behind the others would leave them
+     * blocked (in an exact collective of the application's, say) where
+     * rounds would go on without it; equal positions too (identity.h),
+     * since ranks whose calls disagreed once stay a call apart.  Until
+     * then the exact mode runs as rounds (see catch_up). */
+    e->round_direct = 0;
+    if (s == 0 && e->pending_direct != SC_NMODES && mode == e->pending_direct) {
+        int all_wait = 1;
+        for (int r = 0; r < e->n && all_wait; r++) {
+            /* a departed rank could not join the direct steps that follow */
+            if (e->gone[r]) {
+                all_wait = 0;
+                break;
+            }
+            all_wait = e->incl[r] > e->prev_incl[r] && tr->exact_upto[r] == e->incl[r] && e->parent[r] == -1 &&
+                       e->incl[r] == e->incl[0] && e->last_pos[r] == e->last_pos[0];
+        }
+        if (all_wait) {
+            e->round_direct = 1;
+            e->pending_direct = SC_NMODES;
+            pthread_mutex_lock(&e->mu);
+            e->direct_at = e->incl[e->rank] + 1;
+            pthread_mutex_unlock(&e->mu);
+        }
+    }
+    if (!flushing && !rules->relax_quorum && !rules->excuse_blocked && !sc_exact_mode(mode) &&
+        mode != SC_MODE_GROUPS && (e->stats.min_fresh < 0 || fresh < e->stats.min_fresh))
+        e->stats.min_fresh = fresh;
+    if (tr->max_absent > e->stats.max_staleness) e->stats.max_staleness = tr->max_absent;
+    for (int r = 0; r < e->n; r++)
+        if (e->blocked_at[r] == s && e->incl[r] >= e->blocked_need[r]) e->blocked_at[r] = -1;
+    int rc = sc_send_round(e, ROUND_RUN, s, mode, k, e->incl, deposits);
+    if (sc_engine_failed(e, rc)) return rc;
+    sc_run_round(e, s, e->incl, deposits, mode, k);
+    double tn = sc_now();
+    if (e->last_round_t > 0) {
+        double gap = tn - e->last_round_t;
+        e->round_period = e->round_period > 0 ? 0.9 * e->round_period + 0.1 * gap : gap;
+    }
+    e->last_round_t = tn;
+    return MPI_SUCCESS;
+}
+
+/* A new topology or mode: every rank learns it from the TOPO message, in
+ * order with the round messages.  Deposits not yet included are announced
+ * again by their owners under the new topology. */
+static int change_topology(sc_engine *e, const long *parent, sc_mode mode, int k)
+{
+    e->epoch++;
+    for (int s = 0; s < e->nslots; s++) {
+        sc_track *tr = &e->slots[s].track;
+        memcpy(tr->announced, tr->included, sizeof(long) * (size_t)e->n);
+    }
+    for (int r = 0; r < e->n; r++) e->parent[r] = (int)parent[r];
+    pthread_mutex_lock(&e->mu);
+    e->mode = mode;
+    e->k = k;
+    pthread_mutex_unlock(&e->mu);
+    int rc = sc_send_round(e, ROUND_TOPO, 0, mode, k, parent, 0);
+    if (rc != MPI_SUCCESS) return rc;
+    return sc_groups_apply(e, parent, e->epoch);
+}
+
+
+/* The verdict for rank r's off-pattern call: to its engine thread, or
+ * straight to this rank's application thread. */
+static int send_verdict(sc_engine *e, int r, sc_off_verdict v, int other)
+{
+    e->off_pos[r] = -1;
+    e->noff--;
+    if (r == e->rank) {
+        pthread_mutex_lock(&e->mu);
+        e->verdict = (int)v;
+        e->verdict_rank = other;
+        pthread_cond_broadcast(&e->cv_main);
+        pthread_mutex_unlock(&e->mu);
+        return MPI_SUCCESS;
+    }
+    long msg[RH_LEN] = {0};
+    msg[RH_KIND] = ROUND_VERDICT;
+    msg[RH_SLOT] = v;
+    msg[RH_K] = other;
+    return PMPI_Send(msg, RH_LEN, MPI_LONG, r, TAG_ROUND, e->ctrl);
+}
+
+/* Calls off the pattern (DESIGN.md, "Identity of a call").  A rank's call
+ * at position p is off; once another rank is known to have made an
+ * on-pattern call at p, the off call is one that rank does not make:
+ * rejected.  Once every rank is off at p with the same shape, it is a
+ * stray call they all make: each runs it exact.  Otherwise wait for the
+ * ranks behind.  Every rank's deposits carry their positions, so this
+ * needs no collective. */
+static int judge_off(sc_engine *e)
+{
+    if (e->noff <= 0) return 0;
+    int moved = 0;
+    for (int r = 0; r < e->n; r++) {
+        long p = e->off_pos[r];
+        if (p < 0) continue;
+        int ahead = -1, all_off = 1, differs = -1;
+        for (int q = 0; q < e->n; q++) {
+            if (q == r) continue;
+            if (e->gone[q]) {
+                differs = q;   /* a rank that left cannot make the call */
+                continue;
+            }
+            if (e->last_pos[q] > p) ahead = q;
+            if (e->off_pos[q] != p) all_off = 0;
+            else if (e->off_shape[q] != e->off_shape[r]) differs = q;
+        }
+        int rc = MPI_SUCCESS;
+        if (ahead >= 0) {
+            rc = send_verdict(e, r, SC_OFF_REJECT, ahead);
+        } else if (all_off) {
+            sc_off_verdict v = differs < 0 ? SC_OFF_STRAY : SC_OFF_REJECT;
+            for (int q = 0; q < e->n && rc == MPI_SUCCESS; q++)
+                if (e->off_pos[q] == p) rc = send_verdict(e, q, v, differs >= 0 ? differs : r);
+        } else {
+            continue;
+        }
+        moved = 1;
+        if (sc_engine_failed(e, rc)) return 1;
+    }
+    return moved;
+}
+
+/* A decision of the selector.  Exact modes run direct (plain collectives
+ * by the application threads): from direct, the next step's broadcast
+ * switches between them or back to rounds; from rounds, the rounds turn
+ * exact first and go direct once every rank waits on the same one. */
+static int apply_decision(sc_engine *e, const long *parent, sc_mode mode, int k)
+{
+    pthread_mutex_lock(&e->mu);
+    int direct = e->direct;
+    if (direct && sc_exact_mode(mode)) {
+        e->direct_cmd = mode == SC_MODE_HIER ? CMD_HIER : CMD_SYNC;
+        e->mode = mode;
+        e->k = k;
+        pthread_mutex_unlock(&e->mu);
+        return MPI_SUCCESS;
+    }
+    pthread_mutex_unlock(&e->mu);
+    int rc = change_topology(e, parent, mode, k);
+    e->pending_direct = sc_exact_mode(mode) ? mode : SC_NMODES;
+    if (direct) {
+        pthread_mutex_lock(&e->mu);
+        e->direct_cmd = CMD_ENGINE;
+        pthread_mutex_unlock(&e->mu);
+    }
+    return rc;
+}
+
+/* Bounded catch-up before going direct.  When every rank waits on an exact
+ * slot-0 deposit and their call counts differ by a few calls (a short
+ * tolerant spell), the round is made a flush at the largest count: the
+ * ranks behind get rounds of their own until they are level, which costs
+ * the others those few steps once; then the step goes direct.  A larger
+ * lag (a long tolerant spell with a straggler) would stall everybody for
+ * as many of the straggler's steps: the exact mode then stays in rounds,
+ * which need no alignment. */
+enum { SC_CATCH_UP_MAX = 3 };
+static void catch_up(sc_engine *e)
+{
+    sc_track *tr = &e->slots[0].track;
+    if (sc_track_flushing(tr)) return;
+    long lo = -1, hi = -1;
+    for (int r = 0; r < e->n; r++) {
+        int waits_exact = tr->announced[r] > tr->included[r] && tr->exact_upto[r] == tr->announced[r];
+        if (e->gone[r] || e->parent[r] != -1 || !waits_exact) return;
+        if (lo < 0 || tr->announced[r] < lo) lo = tr->announced[r];
+        if (tr->announced[r] > hi) hi = tr->announced[r];
+    }
+    if (hi > lo && hi - lo <= SC_CATCH_UP_MAX) sc_track_catch_up(tr, hi);
+}
+
+void sc_coordinator_loop(sc_engine *e)
+{
+    double nap = 20e-6;
+    int rr = 0;
+    sc_rules rules = {0};
+    rules.gone = e->gone;
+    rules.blocked_at = e->blocked_at;
+    unsigned char *member = malloc((size_t)e->n);
+    long *newparent = malloc(sizeof(long) * (size_t)e->n);
+    if (!member || !newparent) {
+        sc_engine_failed(e, MPI_ERR_NO_MEM);
+        free(member);
+        free(newparent);
+        return;
+    }
+    rules.member = member;
+    for (;;) {
+        int progressed = sc_coord_drain_notes(e);
+        pthread_mutex_lock(&e->mu);
+        sc_mode mode = e->mode;
+        int k = e->k;
+        /* A switch to direct announced and not made yet: the ranks are
+         * finishing the step's exact rounds and go direct at their next
+         * step.  A decision now would turn those rounds tolerant, leave
+         * some deposits to rounds that never come (the others have gone
+         * direct) and stall; it waits for the switch. */
+        int switching = e->direct_at > 0 && !e->direct;
+        pthread_mutex_unlock(&e->mu);
+        sc_mode newmode = mode;
+        int newk = k;
+        if (!switching && sc_decider_decide(e->decider, newparent, &newmode, &newk)) {
+            if (apply_decision(e, newparent, newmode, newk) != MPI_SUCCESS) break;
+            mode = newmode;
+            k = newk;
+            progressed = 1;
+        }
+        if (e->pending_direct != SC_NMODES && e->pending_direct == mode) catch_up(e);
+        int members = 0;
+        for (int r = 0; r < e->n; r++) members += member[r] = e->parent[r] == -1;
+        /* groups: the ring is synchronous among its members; children ride. */
+        rules.k = sc_exact_mode(mode) || mode == SC_MODE_GROUPS ? members : k;
+        rules.staleness = sc_rt.policy.staleness;
+        /* Grace: a small share of the recent round period, so the slower
+         * ranks of a healthy step still make the round. */
+        rules.grace_s = 0.05 * e->round_period;
+        if (rules.grace_s < 50e-6) rules.grace_s = 50e-6;
+        if (rules.grace_s > 2e-3) rules.grace_s = 2e-3;
+        double t = sc_now(), wake = -1;
+        /* A stall: nothing announced for this long while ranks wait.  Long,
+         * since a rank may compute for seconds; the collectives starcoll can
+         * see already tell the coordinator who is away. */
+        double stall = 100 * e->round_period > 10 ? 100 * e->round_period : 10;
+        int anyone_waiting = 0;
+        for (int r = 0; r < e->n; r++) anyone_waiting |= e->blocked_at[r] >= 0;
+        rules.relax_quorum = anyone_waiting && e->last_note_t > 0 && t - e->last_note_t > stall;
+        /* First pass by the plain rules; a second pass excuses ranks
+         * blocked in other rounds, only when nothing could close at all. */
+        int closed = 0;
+        for (int pass = 0; pass < 2 && !closed; pass++) {
+            rules.excuse_blocked = pass;
+            for (int i = 0; i < e->nslots; i++) {
+                int s = (rr + i) % e->nslots;
+                double w;
+                rules.slot = s;
+                if (sc_round_verdict(&e->slots[s].track, &rules, t, &w) != SC_CLOSE) {
+                    if (w > 0 && (wake < 0 || w < wake)) wake = w;
+                    continue;
+                }
+                if (close_round(e, s, &rules, mode, k) != MPI_SUCCESS) goto out;
+                rr = (s + 1) % e->nslots;
+                progressed = closed = 1;
+                break;
+            }
+        }
+        progressed |= sc_groups_progress(e);
+        progressed |= judge_off(e);
+        progressed |= sc_stall_progress(e);
+        if (e->ngone == e->n) {
+            int news = 0;
+            for (int s = 0; s < e->nslots; s++) news |= sc_track_has_news(&e->slots[s].track);
+            if (!news) {
+                memset(e->incl, 0, sizeof(long) * (size_t)e->n);
+                for (int r = 0; r < e->n; r++) e->parent[r] = -1;   /* STOP goes to everybody */
+                sc_send_round(e, ROUND_STOP, 0, mode, k, e->incl, 0);
+                sc_stop_traffic(e);
+                goto out;
+            }
+        }
+        if (progressed) {
+            nap = 20e-6;
+            continue;
+        }
+        if (sc_engine_idle(e, &nap, wake > 0 ? wake - t : -1)) goto out;
+    }
+out:
+    free(member);
+    free(newparent);
+}
+
+/* ---- engine thread: any other rank ------------------------------------- */

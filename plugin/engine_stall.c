@@ -1,0 +1,234 @@
+/* The stall watchdog (STARCOLL_STALL; Horovod's stall inspector is the
+ * model).  A hang otherwise says nothing: when a rank's call has waited
+ * past the threshold, its engine thread tells the coordinator, which asks
+ * every rank's engine thread what its application thread does (in a call
+ * at which position, computing since when, blocked in which collective,
+ * departed) and prints one line naming the ranks it waits for.  Again at
+ * twice the interval each time; it never stops the job. */
+#include "engine_internal.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "runtime.h"
+
+enum { ST_STATE, ST_SLOT, ST_POS, ST_AGE_MS, ST_WHAT, ST_LEN };   /* one answer */
+
+struct sc_stall {
+    pthread_mutex_t mu;
+    /* this rank's application thread */
+    int state, slot, what;
+    long pos;
+    double since, next_alarm;
+    /* coordinator */
+    double interval, next_print, deadline;
+    int asking, stalled_rank, nanswers;
+    double stalled_for;
+    long query;
+    long *answers;   /* n x ST_LEN; ST_STATE -1: no answer yet */
+};
+
+int sc_stall_init(sc_engine *e)
+{
+    struct sc_stall *w = calloc(1, sizeof *w);
+    if (!w) return -1;
+    pthread_mutex_init(&w->mu, NULL);
+    w->since = sc_now();
+    w->next_alarm = sc_rt.policy.stall_s;
+    w->interval = sc_rt.policy.stall_s;
+    w->stalled_rank = -1;
+    w->answers = calloc((size_t)e->n * ST_LEN, sizeof(long));
+    if (!w->answers) {
+        free(w);
+        return -1;
+    }
+    e->stall = w;
+    return 0;
+}
+
+void sc_stall_free(sc_engine *e)
+{
+    struct sc_stall *w = e->stall;
+    if (!w) return;
+    pthread_mutex_destroy(&w->mu);
+    free(w->answers);
+    free(w);
+    e->stall = NULL;
+}
+
+void sc_stall_app(sc_engine *e, sc_app_state state, int slot, long pos, int what)
+{
+    struct sc_stall *w = e->stall;
+    pthread_mutex_lock(&w->mu);
+    w->state = state;
+    if (slot >= 0) w->slot = slot;
+    if (pos >= 0) w->pos = pos;
+    w->what = what;
+    w->since = sc_now();
+    w->next_alarm = sc_rt.policy.stall_s;
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void my_answer(sc_engine *e, long *a)
+{
+    struct sc_stall *w = e->stall;
+    pthread_mutex_lock(&w->mu);
+    a[ST_STATE] = w->state;
+    a[ST_SLOT] = w->slot;
+    a[ST_POS] = w->pos;
+    a[ST_AGE_MS] = (long)((sc_now() - w->since) * 1e3);
+    a[ST_WHAT] = w->what;
+    pthread_mutex_unlock(&w->mu);
+}
+
+void sc_stall_alarm(sc_engine *e, int r, double waited)
+{
+    struct sc_stall *w = e->stall;
+    double now = sc_now();
+    if (w->asking || now < w->next_print) return;
+    w->query++;
+    for (int q = 0; q < e->n; q++) w->answers[q * ST_LEN + ST_STATE] = -1;
+    my_answer(e, w->answers + e->rank * ST_LEN);
+    w->nanswers = 1;
+    for (int q = 0; q < e->n; q++) {
+        if (q == e->rank || e->gone[q]) continue;
+        if (sc_engine_failed(e, PMPI_Send(&w->query, 1, MPI_LONG, q, TAG_STATUS_ASK, e->ctrl))) return;
+    }
+    w->asking = 1;
+    w->deadline = now + 2;
+    w->stalled_rank = r;
+    w->stalled_for = waited;
+}
+
+static const char *state_name(const long *a)
+{
+    switch (a[ST_STATE]) {
+    case SC_APP_COMPUTING: return "computing";
+    case SC_APP_IN_CALL: return "in MPI_Allreduce";
+    case SC_APP_OFF: return "in an MPI_Allreduce off the pattern";
+    case SC_APP_AWAY: return sc_away_name((int)a[ST_WHAT]);
+    case SC_APP_LEFT: return "departed (MPI_Finalize or the communicator freed)";
+    default: return "no answer";
+    }
+}
+
+/* One line: who waits, and for whom.  A rank is waited for unless it is
+ * itself in a call of this communicator. */
+static void print_line(sc_engine *e)
+{
+    struct sc_stall *w = e->stall;
+    char line[1024];
+    size_t at = 0;
+    const long *s = w->answers + w->stalled_rank * ST_LEN;
+    at += (size_t)snprintf(line, sizeof line, "starcoll: comm %d stalled: rank %d has waited %.0f s in MPI_Allreduce "
+                           "(tensor %ld of %d, call %ld of the step stream); waiting for", e->comm_id, w->stalled_rank,
+                           w->stalled_for, s[ST_SLOT] + 1, e->nslots, s[ST_POS]);
+    int named = 0, in_call = 0;
+    for (int q = 0; q < e->n; q++) {
+        const long *a = w->answers + q * ST_LEN;
+        int calling = a[ST_STATE] == SC_APP_IN_CALL || a[ST_STATE] == SC_APP_OFF;
+        if (calling && !e->gone[q]) {
+            in_call++;
+            continue;
+        }
+        if (at + 120 > sizeof line) {
+            named++;
+            continue;
+        }
+        const char *what = e->gone[q] && a[ST_STATE] < 0 ? "departed" : state_name(a);
+        at += (size_t)snprintf(line + at, sizeof line - at, "%s rank %d %s", named ? "," : "", q, what);
+        if (a[ST_STATE] >= 0 && a[ST_STATE] != SC_APP_LEFT)
+            at += (size_t)snprintf(line + at, sizeof line - at, " for %.1f s%s", (double)a[ST_AGE_MS] * 1e-3,
+                                   a[ST_STATE] == SC_APP_COMPUTING ? " since its last call" : "");
+        named++;
+    }
+    if (!named) at += (size_t)snprintf(line + at, sizeof line - at, " no rank: all are in MPI_Allreduce on it");
+    /* the ranks in a call, by position: a rank a call apart shows */
+    const char *sep = named ? "; in MPI_Allreduce on it:" : ":";
+    for (int q = 0; q < e->n && in_call && at + 80 < sizeof line; q++) {
+        const long *a = w->answers + q * ST_LEN;
+        if (!(a[ST_STATE] == SC_APP_IN_CALL || a[ST_STATE] == SC_APP_OFF) || e->gone[q]) continue;
+        int first = 1;
+        for (int p = 0; p < q; p++) {
+            const long *b = w->answers + p * ST_LEN;
+            first &= !((b[ST_STATE] == SC_APP_IN_CALL || b[ST_STATE] == SC_APP_OFF) && !e->gone[p] && b[ST_POS] == a[ST_POS]);
+        }
+        if (!first) continue;
+        at += (size_t)snprintf(line + at, sizeof line - at, "%s rank(s) %d", sep, q);
+        sep = ";";
+        for (int p = q + 1; p < e->n && at + 40 < sizeof line; p++) {
+            const long *b = w->answers + p * ST_LEN;
+            if ((b[ST_STATE] == SC_APP_IN_CALL || b[ST_STATE] == SC_APP_OFF) && !e->gone[p] && b[ST_POS] == a[ST_POS])
+                at += (size_t)snprintf(line + at, sizeof line - at, ",%d", p);
+        }
+        at += (size_t)snprintf(line + at, sizeof line - at, " at call %ld (tensor %ld)%s", a[ST_POS], a[ST_SLOT] + 1,
+                               a[ST_STATE] == SC_APP_OFF ? " off the pattern" : "");
+    }
+    if (at < sizeof line)
+        snprintf(line + at, sizeof line - at, " (next report in %.0f s; STARCOLL_STALL=%g)", 2 * w->interval,
+                 sc_rt.policy.stall_s);
+    fprintf(stderr, "%s\n", line);
+    if (sc_rt.policy.verbose >= 2) {   /* the coordinator's books, for a bug report */
+        fprintf(stderr, "starcoll: comm %d coordinator: mode %s direct %d pending_direct %d", e->comm_id,
+                sc_mode_name(e->mode), e->direct, (int)e->pending_direct);
+        for (int q = 0; q < e->n; q++)
+            fprintf(stderr, " | r%d blocked %d pos %ld off %ld%s%s", q, e->blocked_at[q], e->last_pos[q], e->off_pos[q],
+                    e->in_direct[q] ? " direct" : "", e->gone[q] ? " gone" : "");
+        fputc('\n', stderr);
+        for (int sl = 0; sl < e->nslots; sl++) {
+            const sc_track *t = &e->slots[sl].track;
+            fprintf(stderr, "starcoll: comm %d slot %d catch-up %ld (announced/included, f: flush at, x: waits):", e->comm_id,
+                    sl, t->catch_up_to);
+            for (int q = 0; q < e->n; q++)
+                fprintf(stderr, " %ld/%ld%s%s", t->announced[q], t->included[q],
+                        t->flush_at[q] > t->included[q] ? "f" : "", t->exact_upto[q] == t->announced[q] ? "x" : "");
+            fputc('\n', stderr);
+        }
+    }
+}
+
+int sc_stall_progress(sc_engine *e)
+{
+    struct sc_stall *w = e->stall;
+    int moved = 0, src;
+    long q, a[ST_LEN + 1];
+    while (sc_recv_next(e->ctrl, TAG_STATUS_ASK, MPI_LONG, &q, 1, &src) == 1) {
+        a[0] = q;
+        my_answer(e, a + 1);
+        if (sc_engine_failed(e, PMPI_Send(a, ST_LEN + 1, MPI_LONG, src, TAG_STATUS, e->ctrl))) return 1;
+        moved = 1;
+    }
+    if (sc_rt.policy.stall_s <= 0) return moved;
+    double now = sc_now(), waited = 0;
+    pthread_mutex_lock(&w->mu);
+    if ((w->state == SC_APP_IN_CALL || w->state == SC_APP_OFF) && now - w->since >= w->next_alarm) {
+        waited = now - w->since;
+        w->next_alarm *= 2;
+    }
+    pthread_mutex_unlock(&w->mu);
+    if (waited > 0) {
+        if (e->rank == e->coord) {
+            sc_stall_alarm(e, e->rank, waited);
+        } else {
+            long note[NOTE_LEN] = {NOTE_STALLED, 0, (long)(waited * 1e3), 0, -1, 0};
+            if (sc_engine_failed(e, PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl))) return 1;
+        }
+        moved = 1;
+    }
+    if (e->rank != e->coord) return moved;
+    while (sc_recv_next(e->ctrl, TAG_STATUS, MPI_LONG, a, ST_LEN + 1, &src) == 1) {
+        if (a[0] == w->query && src >= 0 && src < e->n && w->answers[src * ST_LEN + ST_STATE] < 0) {
+            memcpy(w->answers + src * ST_LEN, a + 1, sizeof(long) * ST_LEN);
+            w->nanswers++;
+        }
+        moved = 1;
+    }
+    int expected = e->n - e->ngone + (e->gone[e->rank] ? 1 : 0);
+    if (w->asking && (w->nanswers >= expected || now > w->deadline)) {
+        print_line(e);
+        w->asking = 0;
+        w->next_print = now + w->interval;
+        w->interval *= 2;
+        moved = 1;
+    }
+    return moved;
+}

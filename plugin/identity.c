@@ -1,0 +1,419 @@
+/* Call identity: learning the step's unit from shapes, the address hint,
+ * the agreed pattern and the position of each call in it (identity.h). */
+#include "identity.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SC_HIST_CAP (3 * SC_STEP_MAX)   /* calls remembered while learning */
+#define SC_MARKERS_MAX 8
+
+struct sc_identity {
+    /* learning: a ring of the calls since learning began, and per lag L
+     * the number of consecutive recent calls equal to the call L back */
+    int learned;
+    sc_call_key *hist;
+    long nhist;
+    int *run_shape, *run_where;           /* committed */
+    int *next_shape, *next_where;         /* with the call being voted on */
+    int voting;                           /* a vote is pending decide */
+    /* the agreed pattern */
+    int nslots;
+    uint64_t *slot_shape;
+    long *slot_count;
+    int *slot_dkind;
+    int trusted;
+    char why[400];
+    long pos;
+    int miss_streak;
+    long relearns;
+    /* a pattern told apart only by ineligible calls */
+    int marker_dependent;
+    uint64_t markers[SC_MARKERS_MAX];
+    int nmarkers;
+    long since_marker;
+    int seen_marker, shifted;
+};
+
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+uint64_t sc_shape_hash(long count, int type_code, int op_code, int eligible)
+{
+    uint64_t h = mix64((uint64_t)count);
+    h = mix64(h ^ ((uint64_t)(uint32_t)type_code << 1));
+    h = mix64(h ^ ((uint64_t)(uint32_t)op_code << 2));
+    return mix64(h ^ (uint64_t)(eligible != 0)) & 0x3fffffffffffffffULL;   /* fits a long, and its negation */
+}
+
+uint64_t sc_where_hash(const void *sendbuf, const void *recvbuf)
+{
+    return mix64(mix64((uint64_t)(uintptr_t)sendbuf) ^ (uint64_t)(uintptr_t)recvbuf);
+}
+
+static void forget_history(sc_identity *id)
+{
+    id->learned = 0;
+    id->nhist = 0;
+    id->voting = 0;
+    memset(id->run_shape, 0, sizeof(int) * (SC_STEP_MAX + 1));
+    memset(id->run_where, 0, sizeof(int) * (SC_STEP_MAX + 1));
+    id->nslots = 0;
+    id->trusted = 0;
+    id->why[0] = '\0';
+    id->pos = 0;
+    id->miss_streak = 0;
+    id->marker_dependent = 0;
+    id->nmarkers = 0;
+    id->since_marker = 0;
+    id->seen_marker = id->shifted = 0;
+}
+
+sc_identity *sc_identity_new(void)
+{
+    sc_identity *id = calloc(1, sizeof *id);
+    if (!id) return NULL;
+    id->hist = malloc(sizeof(sc_call_key) * SC_HIST_CAP);
+    id->run_shape = calloc(SC_STEP_MAX + 1, sizeof(int));
+    id->run_where = calloc(SC_STEP_MAX + 1, sizeof(int));
+    id->next_shape = calloc(SC_STEP_MAX + 1, sizeof(int));
+    id->next_where = calloc(SC_STEP_MAX + 1, sizeof(int));
+    id->slot_shape = malloc(sizeof(uint64_t) * SC_SLOTS_MAX);
+    id->slot_count = malloc(sizeof(long) * SC_SLOTS_MAX);
+    id->slot_dkind = malloc(sizeof(int) * SC_SLOTS_MAX);
+    if (!id->hist || !id->run_shape || !id->run_where || !id->next_shape || !id->next_where || !id->slot_shape ||
+        !id->slot_count || !id->slot_dkind) {
+        sc_identity_free(id);
+        return NULL;
+    }
+    forget_history(id);
+    return id;
+}
+
+void sc_identity_free(sc_identity *id)
+{
+    if (!id) return;
+    free(id->hist);
+    free(id->run_shape);
+    free(id->run_where);
+    free(id->next_shape);
+    free(id->next_where);
+    free(id->slot_shape);
+    free(id->slot_count);
+    free(id->slot_dkind);
+    free(id);
+}
+
+static const sc_call_key *at(const sc_identity *id, long i)
+{
+    return &id->hist[i % SC_HIST_CAP];
+}
+
+static int need_matches(int L)
+{
+    /* 3 units (2 after the first), and never fewer than the minimum calls,
+     * so a run of equal shapes inside a longer step (A A A B) is not taken
+     * for a step of one */
+    int window = 3 * L > SC_LEARN_MIN_CALLS ? 3 * L : SC_LEARN_MIN_CALLS;
+    return window - L;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The unit of the last L of the first n calls: does it hold two shapes or
+ * more, one of them once only?  Deterministic in the shapes, so every rank
+ * answers the same. */
+static int told_apart_by_shape(const sc_identity *id, long n, int L)
+{
+    uint64_t *s = malloc(sizeof(uint64_t) * (size_t)L);
+    if (!s) return 0;
+    for (int j = 0; j < L; j++) s[j] = at(id, n - L + j)->shape;
+    qsort(s, (size_t)L, sizeof *s, cmp_u64);
+    int distinct = 0, single = 0;
+    for (int j = 0; j < L;) {
+        int k = j;
+        while (k < L && s[k] == s[j]) k++;
+        distinct++;
+        single |= k - j == 1;
+        j = k;
+    }
+    free(s);
+    return distinct >= 2 && single;
+}
+
+/* Every call of the unit (the last U of n calls) in a buffer of its own on
+ * this rank: then buffers equal one unit back are the same tensors. */
+static int own_buffers(const sc_identity *id, long n, int U)
+{
+    uint64_t *w = malloc(sizeof(uint64_t) * (size_t)U);
+    if (!w) return 0;
+    for (int j = 0; j < U; j++) w[j] = at(id, n - U + j)->where;
+    qsort(w, (size_t)U, sizeof *w, cmp_u64);
+    int distinct = 1;
+    for (int j = 1; j < U && distinct; j++) distinct = w[j] != w[j - 1];
+    free(w);
+    return distinct;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* This rank's gaps: over the last two units of U calls, one place of the
+ * unit was preceded both times by a gap at least twice as long as at any
+ * other place and three times the median place's (the forward pass before
+ * a step's first gradient), and at least 200 us. */
+static int step_gap_shows(const sc_identity *id, long n, int U)
+{
+    if (U < 2 || n < 2L * U) return 0;
+    double *m = malloc(sizeof(double) * (size_t)U);
+    if (!m) return 0;
+    for (int j = 0; j < U; j++) {
+        double a = at(id, n - 2L * U + j)->gap, b = at(id, n - U + j)->gap;
+        m[j] = a < b ? a : b;
+    }
+    qsort(m, (size_t)U, sizeof *m, cmp_double);
+    double top = m[U - 1], next = m[U - 2], median = m[(U - 1) / 2];
+    free(m);
+    return top >= 200e-6 && top >= 2 * next && top >= 3 * median;
+}
+
+/* The next unit after `after` that the recent shapes repeat (next_shape,
+ * with the call just added), or 0. */
+static int candidate_unit(const sc_identity *id, long n, int after)
+{
+    for (int L = after + 1; L <= SC_STEP_MAX && L < n; L++)
+        if (id->next_shape[L] >= need_matches(L)) return L;
+    return 0;
+}
+
+/* This rank's view of a candidate unit L: its address hint (the smallest m
+ * whose m units its buffers repeat over three times, 0 none), and whether
+ * it shows the unit spans a whole step (identity.h): buffers of their own
+ * repeating with it, a run longer than any step, or a step gap every
+ * `*gap` units. */
+static int judge_unit(const sc_identity *id, long n, int L, int *hint, int *gap)
+{
+    int mmax = SC_STEP_MAX / L < SC_HINT_MAX ? SC_STEP_MAX / L : SC_HINT_MAX;
+    *hint = *gap = 0;
+    for (int m = 1; m <= mmax && !*hint; m++)
+        if (id->next_where[m * L] >= 2 * m * L) *hint = m;
+    for (int m = 1; m <= mmax && !*gap; m++)
+        if (step_gap_shows(id, n, m * L)) *gap = m;
+    int U = *hint > 1 ? *hint * L : L;
+    return id->next_shape[L] >= 2 * L + SC_STEP_MAX || (*hint && U >= 2 && own_buffers(id, n, U));
+}
+
+void sc_identity_vote(sc_identity *id, const sc_call_key *k, long vote[SC_VOTE_LEN])
+{
+    memset(vote, 0, sizeof(long) * SC_VOTE_LEN);
+    long i = id->nhist;
+    id->hist[i % SC_HIST_CAP] = *k;
+    int lim = i < SC_STEP_MAX ? (int)i : SC_STEP_MAX;
+    for (int L = 1; L <= lim; L++) {
+        const sc_call_key *p = at(id, i - L);
+        int same = p->shape == k->shape;
+        id->next_shape[L] = same ? id->run_shape[L] + 1 : 0;
+        id->next_where[L] = same && p->where == k->where ? id->run_where[L] + 1 : 0;
+    }
+    for (int L = lim + 1; L <= SC_STEP_MAX; L++) id->next_shape[L] = id->next_where[L] = 0;
+    id->voting = 1;
+    vote[SC_VOTE_SHAPE] = (long)k->shape;
+    vote[SC_VOTE_NSHAPE] = -(long)k->shape;
+    long n = i + 1;
+    /* The first candidate this rank has evidence for, else the smallest:
+     * a run of equal blocks inside the step (a smaller candidate) must
+     * not hide the step itself. */
+    int L = 0, hint = 0, gap = 0, spans = 0, tries = 0;
+    for (int c = candidate_unit(id, n, 0); c && tries < 8; c = candidate_unit(id, n, c), tries++) {
+        int h, g, sp = judge_unit(id, n, c, &h, &g);
+        if (!L || sp || g) {
+            L = c;
+            hint = h;
+            gap = g;
+            spans = sp;
+        }
+        if (sp || g) break;
+    }
+    vote[SC_VOTE_UNIT] = L;
+    vote[SC_VOTE_NUNIT] = -L;
+    if (!L) return;
+    /* Address hints are needed only for a unit shapes do not tell apart:
+     * for one, wait until every m could have shown. */
+    int mmax = SC_STEP_MAX / L < SC_HINT_MAX ? SC_STEP_MAX / L : SC_HINT_MAX;
+    if (hint) vote[SC_VOTE_HINT0 + hint - 1] = 1;
+    else if (!told_apart_by_shape(id, n, L) && n < 3 * (long)mmax * L) vote[SC_VOTE_WAIT] = 1;
+    vote[SC_VOTE_SPANS] = spans;
+    vote[SC_VOTE_NO_GAP] = !gap;
+    if (gap) vote[SC_VOTE_GAP0 + gap - 1] = 1;
+}
+
+static long gcd(long a, long b)
+{
+    while (b) {
+        long t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+static void commit_call(sc_identity *id)
+{
+    int *t = id->run_shape;
+    id->run_shape = id->next_shape;
+    id->next_shape = t;
+    t = id->run_where;
+    id->run_where = id->next_where;
+    id->next_where = t;
+    id->nhist++;
+    id->voting = 0;
+}
+
+/* The agreed pattern: M units of the last L calls, starting with the call
+ * after this one; its eligible calls are the slots. */
+static void adopt(sc_identity *id, int L, long M)
+{
+    long unit = M * L;
+    int by_shape = told_apart_by_shape(id, id->nhist, L);
+    int nslots = 0, nonslot = 0, too_many = 0;
+    if (unit > SC_STEP_MAX) unit = L;   /* the hints disagree: the pattern stays exact (below) */
+    for (long j = 0; j < unit; j++) {
+        const sc_call_key *c = at(id, id->nhist - L + (j % L));
+        if (!c->eligible) {
+            nonslot++;
+            continue;
+        }
+        if (nslots == SC_SLOTS_MAX) {
+            too_many = 1;
+            break;
+        }
+        id->slot_shape[nslots] = c->shape;
+        id->slot_count[nslots] = c->count;
+        id->slot_dkind[nslots] = c->dkind;
+        nslots++;
+    }
+    id->learned = 1;
+    id->nslots = too_many ? 0 : nslots;
+    id->pos = 0;
+    id->miss_streak = 0;
+    id->trusted = 0;
+    if (M * L > SC_STEP_MAX)
+        snprintf(id->why, sizeof id->why, "the ranks' buffer addresses suggest steps of different lengths");
+    else if (too_many)
+        snprintf(id->why, sizeof id->why, "more than %d eligible calls per step", SC_SLOTS_MAX);
+    else if (nslots == 0)
+        snprintf(id->why, sizeof id->why, "no eligible call in the step");
+    else if (!by_shape && M == 1 && L == 1)
+        snprintf(id->why, sizeof id->why,
+                 "every call has one shape (%ld elements) and no buffer of its own: one tensor per step cannot be "
+                 "told from several of one size passed in turn through one buffer (a per-step loss "
+                 "MPI_Allreduce tells steps apart)", id->slot_count[0]);
+    else if (!by_shape && M == 1)
+        snprintf(id->why, sizeof id->why,
+                 "the step repeats one sequence of %d calls with no call of a shape of its own and no buffer of "
+                 "its own per tensor, so where a step starts is unknown (a per-step loss MPI_Allreduce tells "
+                 "steps apart)", L);
+    else
+        id->trusted = 1;
+    /* Told apart only by ineligible calls: every slot has one shape. */
+    int one_shape = 1;
+    for (int s = 1; s < id->nslots; s++) one_shape &= id->slot_shape[s] == id->slot_shape[0];
+    id->marker_dependent = id->trusted && M == 1 && nonslot > 0 && one_shape;
+    id->nmarkers = 0;
+    for (int j = 0; id->marker_dependent && j < L && id->nmarkers < SC_MARKERS_MAX; j++) {
+        const sc_call_key *c = at(id, id->nhist - L + j);
+        int occurs = 0;
+        for (int i = 0; i < L; i++) occurs += at(id, id->nhist - L + i)->shape == c->shape;
+        if (!c->eligible && occurs == 1) id->markers[id->nmarkers++] = c->shape;
+    }
+    id->since_marker = 0;
+    id->seen_marker = id->shifted = 0;
+}
+
+sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_LEN])
+{
+    if (!id->voting) return SC_LEARN_GO_ON;
+    if (agreed[SC_VOTE_SHAPE] != -agreed[SC_VOTE_NSHAPE]) {
+        id->voting = 0;   /* the call leaves the history */
+        return SC_LEARN_DISAGREE;
+    }
+    long L = agreed[SC_VOTE_UNIT];
+    commit_call(id);
+    if (L <= 0 || L != -agreed[SC_VOTE_NUNIT] || agreed[SC_VOTE_WAIT]) return SC_LEARN_GO_ON;
+    if (!agreed[SC_VOTE_SPANS] && agreed[SC_VOTE_NO_GAP]) return SC_LEARN_GO_ON;   /* maybe a run inside a step */
+    /* The step is the least common multiple of what the ranks' buffers
+     * say and, for a unit shapes tell apart, of where their gaps fall. */
+    int by_shape = told_apart_by_shape(id, id->nhist, (int)L);
+    long M = 1;
+    for (int m = 1; m <= SC_HINT_MAX && M * L <= SC_STEP_MAX; m++)
+        if (agreed[SC_VOTE_HINT0 + m - 1] > 0 || (by_shape && agreed[SC_VOTE_GAP0 + m - 1] > 0)) M = M / gcd(M, m) * m;
+    adopt(id, (int)L, M);
+    return SC_LEARN_DONE;
+}
+
+sc_id_kind sc_identity_next(sc_identity *id, const sc_call_key *k, int *slot)
+{
+    *slot = -1;
+    if (!id->learned) return SC_ID_LEARNING;
+    if (!k->eligible) {
+        if (id->marker_dependent)
+            for (int m = 0; m < id->nmarkers; m++)
+                if (id->markers[m] == k->shape) {
+                    /* a step's worth of gradients since the last marker,
+                     * or the position no longer says which tensor is which */
+                    if (id->seen_marker && id->since_marker != id->nslots) id->shifted = 1;
+                    id->seen_marker = 1;
+                    id->since_marker = 0;
+                }
+        return SC_ID_PASS;
+    }
+    if (id->nslots == 0) return SC_ID_OFF;
+    int s = (int)(id->pos % id->nslots);
+    *slot = s;
+    if (id->shifted || id->slot_shape[s] != k->shape) return SC_ID_OFF;
+    id->pos++;
+    id->miss_streak = 0;
+    id->since_marker++;
+    return SC_ID_SLOT;
+}
+
+sc_off_verdict sc_identity_settle(sc_identity *id, sc_off_verdict v)
+{
+    if (v == SC_OFF_STRAY && (id->shifted || ++id->miss_streak > id->nslots)) v = SC_OFF_RELEARN;
+    return v;
+}
+
+void sc_identity_relearn(sc_identity *id)
+{
+    forget_history(id);
+    id->relearns++;
+}
+
+int sc_identity_learned(const sc_identity *id) { return id->learned; }
+int sc_identity_trusted(const sc_identity *id) { return id->learned && id->trusted; }
+int sc_identity_slots(const sc_identity *id) { return id->nslots; }
+long sc_identity_slot_count(const sc_identity *id, int slot) { return id->slot_count[slot]; }
+int sc_identity_slot_dkind(const sc_identity *id, int slot) { return id->slot_dkind[slot]; }
+uint64_t sc_identity_slot_shape(const sc_identity *id, int slot) { return id->slot_shape[slot]; }
+long sc_identity_position(const sc_identity *id) { return id->pos; }
+long sc_identity_relearns(const sc_identity *id) { return id->relearns; }
+const char *sc_identity_why_exact(const sc_identity *id) { return id->learned ? id->why : "pattern not learned"; }
+
+uint64_t sc_identity_pattern_hash(const sc_identity *id)
+{
+    uint64_t h = mix64((uint64_t)id->nslots);
+    for (int s = 0; s < id->nslots; s++) h = mix64(h ^ id->slot_shape[s]);
+    return h;
+}

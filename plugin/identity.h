@@ -1,0 +1,130 @@
+/* Which tensor of the step a call is: the identity every rank agrees on
+ * (DESIGN.md, "Identity of a call").  Pure C, no MPI: the plugin feeds it
+ * calls and the outcome of its agreement collectives (agree.c).
+ *
+ * A call is known by its shape: count, datatype, op, and whether it is
+ * eligible; never by where its buffers are.  Every MPI_Allreduce on the
+ * communicator counts, ineligible ones too (a per-step loss or metric
+ * marks where a step starts).  While learning, every rank keeps the same
+ * history of shapes, so every rank finds the same repeating unit at the
+ * same call; the agreement collective that precedes each call confirms it
+ * (the shapes are equal everywhere) and combines the hints only a rank can
+ * see, its buffer addresses.
+ *
+ * Addresses only ever lengthen the step: a rank whose buffers repeat every
+ * m units (each tensor keeps its own buffer) shows the step is m units
+ * long; so does a gap before every m-th unit on every rank, for a unit
+ * shapes tell apart.  A longer step than the true one never mixes two tensors (the same
+ * tensor of two steps lands in two slots); a shorter one would.
+ *
+ * A run of equal blocks inside one step (a model's repeated layers) also
+ * repeats, so a unit is agreed only with evidence that it spans a whole
+ * step: some rank keeps a buffer per tensor and its buffers repeat with
+ * the unit; or on every rank one place in the unit is preceded by a gap
+ * (the forward pass) far longer than any other; or the unit has repeated
+ * for longer than any step can be (SC_STEP_MAX calls), so no run inside a
+ * step could have lasted that long.
+ *
+ * A unit is *told apart* (trusted) when it holds at least two shapes, one
+ * of them once only, or when addresses lengthened it.  A unit of one shape
+ * (A A A A) cannot say whether a step is one tensor or several of one
+ * size passed in turn through one buffer: it stays exact and the report
+ * says so.  A unit told apart only by its ineligible calls (every gradient
+ * of one shape, plus a loss) is checked at each such call: the step must
+ * have held its whole number of gradients since the last one.
+ *
+ * After learning, eligible calls map to slots by their position: the
+ * on-pattern calls since learning, modulo the slots per step.  A call
+ * whose shape is not its slot's is *off* the pattern: what happens then is
+ * agreed by all ranks (a stray call all ranks make, exact; a call some
+ * rank makes alone, an error; a whole step off, learning again). */
+#ifndef STARCOLL_IDENTITY_H
+#define STARCOLL_IDENTITY_H
+#include <stdint.h>
+
+#define SC_STEP_MAX 2048       /* longest unit learned, in calls (eligible or not) */
+#define SC_SLOTS_MAX 2048      /* eligible calls per step */
+#define SC_HINT_MAX 16         /* a rank's address hint: the step is m units, m <= this */
+#define SC_LEARN_MIN_CALLS 12  /* evidence needed before trusting a short unit */
+
+typedef struct sc_call_key {
+    uint64_t shape;            /* count, datatype, op, eligibility: equal on every rank */
+    uint64_t where;            /* the buffers' addresses: this rank's hint only */
+    double gap;                /* seconds since the previous call on the communicator returned: a hint too */
+    long count;
+    int dkind;                 /* sc_dkind of an eligible call */
+    int eligible;
+} sc_call_key;
+
+/* The agreement vote: one per call while learning, reduced with MPI_MAX
+ * over the communicator; negated fields give the minimum. */
+enum { SC_VOTE_SHAPE, SC_VOTE_NSHAPE, SC_VOTE_UNIT, SC_VOTE_NUNIT, SC_VOTE_WAIT,
+       SC_VOTE_SPANS,          /* this rank's buffers, or the run's length, show the unit spans a step */
+       SC_VOTE_NO_GAP,         /* this rank's gaps do not show where steps start (MAX: any such rank) */
+       SC_VOTE_HINT0,          /* + m - 1: this rank's buffers repeat every m units */
+       SC_VOTE_GAP0 = SC_VOTE_HINT0 + SC_HINT_MAX,   /* + m - 1: its step gap comes every m units */
+       SC_VOTE_LEN = SC_VOTE_GAP0 + SC_HINT_MAX };
+
+typedef enum {
+    SC_ID_LEARNING = 0,        /* no pattern yet: the call is exact, after an agreement */
+    SC_ID_SLOT,                /* on the pattern: *slot is its tensor */
+    SC_ID_OFF,                 /* eligible and off the pattern: the ranks must agree what to do */
+    SC_ID_PASS                 /* ineligible call after learning: passes through */
+} sc_id_kind;
+
+/* Outcome of one learning agreement. */
+typedef enum {
+    SC_LEARN_GO_ON = 0,        /* keep learning */
+    SC_LEARN_DONE,             /* a pattern is agreed (told apart or not: sc_identity_trusted) */
+    SC_LEARN_DISAGREE          /* the ranks' calls differ here */
+} sc_learn_outcome;
+
+/* What all ranks agreed about an off-pattern call. */
+typedef enum {
+    SC_OFF_STRAY = 1,          /* every rank made it: exact, the pattern stays */
+    SC_OFF_REJECT,             /* some rank did not: an error, the pattern stays */
+    SC_OFF_RELEARN             /* the pattern changed: learn again from this call */
+} sc_off_verdict;
+
+typedef struct sc_identity sc_identity;
+
+sc_identity *sc_identity_new(void);
+void sc_identity_free(sc_identity *id);
+
+/* Classify one call; *slot gets the slot of an SC_ID_SLOT call (the
+ * position advances), or the expected slot of an SC_ID_OFF one. */
+sc_id_kind sc_identity_next(sc_identity *id, const sc_call_key *k, int *slot);
+
+/* Learning: this rank's vote for call k (it enters the history). */
+void sc_identity_vote(sc_identity *id, const sc_call_key *k, long vote[SC_VOTE_LEN]);
+/* ... and the outcome from the votes reduced with MPI_MAX.  On
+ * SC_LEARN_DISAGREE the call leaves the history again. */
+sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_LEN]);
+
+/* An off-pattern call's agreed fate; returns what it comes to: STRAY
+ * turns into RELEARN once a whole step went off the pattern (every rank
+ * counts the same).  On RELEARN the caller drops what runs the old pattern,
+ * then calls sc_identity_relearn. */
+sc_off_verdict sc_identity_settle(sc_identity *id, sc_off_verdict v);
+/* Learn again from the next call. */
+void sc_identity_relearn(sc_identity *id);
+
+/* The agreed pattern. */
+int sc_identity_learned(const sc_identity *id);
+int sc_identity_trusted(const sc_identity *id);      /* its tensors are told apart: tolerable */
+int sc_identity_slots(const sc_identity *id);        /* eligible calls per step */
+long sc_identity_slot_count(const sc_identity *id, int slot);
+int sc_identity_slot_dkind(const sc_identity *id, int slot);
+uint64_t sc_identity_slot_shape(const sc_identity *id, int slot);
+long sc_identity_position(const sc_identity *id);    /* on-pattern eligible calls since learning */
+long sc_identity_relearns(const sc_identity *id);
+/* Why an agreed pattern is not told apart, "" when it is. */
+const char *sc_identity_why_exact(const sc_identity *id);
+/* A hash of the pattern's shapes (slot order), to match a later pattern
+ * with an earlier one. */
+uint64_t sc_identity_pattern_hash(const sc_identity *id);
+
+/* Shape hash of a call: the same on every rank for the same call. */
+uint64_t sc_shape_hash(long count, int type_code, int op_code, int eligible);
+uint64_t sc_where_hash(const void *sendbuf, const void *recvbuf);
+#endif

@@ -1,0 +1,104 @@
+"""A data-parallel training loop in mpi4py as a course assignment writes it,
+run by mpi_loops.sh under the starcoll preload (8 ranks, Debian's
+/usr/bin/python3).
+
+Every step: compute (a sleep; the last rank sleeps --slow-factor times as
+long), fresh NumPy gradient arrays for an MLP's weights and biases, one
+comm.Allreduce(grad, np.zeros_like(grad)) per layer in backward order,
+and a loss reduced every step.  mpi4py's default error handling stays:
+an error is an exception, and fails the run.
+
+Gradient i holds integer multiples of 64**(i % 3), so every sum is exact
+and a result mixing two tensors shows.  Checks: tags on every result; the
+loss exact every step; after a flush (MPI.Pcontrol(2) and a step of
+zeros), every rank's summed results per tensor equal the sum of what
+every rank sent, bitwise on every rank.  The bookkeeping uses Reduce and
+bcast, which starcoll does not reshape.  Rank 0 prints "ok"/"FAIL" lines
+and "N passed, N failed".
+"""
+import sys
+import time
+
+from mpi4py import MPI
+import numpy as np
+
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+args = sys.argv[1:]
+slow_factor = float(args[args.index("--slow-factor") + 1]) if "--slow-factor" in args else 1.0
+steps = int(args[args.index("--steps") + 1]) if "--steps" in args else 50
+compute_s = 0.010
+
+# An MLP 64-256-128-10: weights and biases, in backward order.
+shapes = [(128, 10), (10,), (256, 128), (128,), (64, 256), (256,)]
+tags = [64 ** (i % 3) for i in range(len(shapes))]
+sent = [np.zeros(s, np.float64) for s in shapes]
+got = [np.zeros(s, np.float64) for s in shapes]
+tags_ok = True
+loss_ok = True
+
+
+def gradient(i, step, zero):
+    """This rank's gradient of tensor i, a fresh array every step."""
+    n = int(np.prod(shapes[i]))
+    if zero:
+        return np.zeros(shapes[i], np.float32)
+    u = 1 + (np.arange(n) + rank + step + i) % 3
+    return (tags[i] * u).astype(np.float32).reshape(shapes[i])
+
+
+def one_step(step, zero=False):
+    global tags_ok, loss_ok
+    for i in range(len(shapes)):
+        grad = gradient(i, step, zero)
+        sent[i] += grad
+        out = np.zeros_like(grad)
+        comm.Allreduce(grad, out, op=MPI.SUM)
+        if not (np.all(out >= 0) and np.all(np.mod(out, tags[i]) == 0)):
+            tags_ok = False
+        got[i] += out
+    loss = np.array([float(rank + 1 + step % 5)], np.float32)
+    total = np.zeros_like(loss)
+    comm.Allreduce(loss, total, op=MPI.SUM)
+    if total[0] != size * (size + 1) // 2 + size * (step % 5):
+        loss_ok = False
+
+
+passed = failed = 0
+
+
+def check(ok, what):
+    global passed, failed
+    flag = np.array([1 if ok else 0], np.int32)
+    low = np.zeros_like(flag)
+    comm.Reduce(flag, low, op=MPI.MIN, root=0)
+    low = comm.bcast(low, root=0)
+    if rank == 0:
+        print(("ok   - " if low[0] else "FAIL - ") + what, flush=True)
+    if low[0]:
+        passed += 1
+    else:
+        failed += 1
+
+
+for step in range(steps):
+    time.sleep(compute_s * (slow_factor if rank == size - 1 else 1.0))
+    one_step(step)
+MPI.Pcontrol(2)
+one_step(steps, zero=True)
+
+check(tags_ok, "mpi4py: every result of a tensor is made of that tensor's buffers (tags)")
+check(loss_ok, "mpi4py: the per-step loss is exact at every step")
+conserved = same = True
+for i in range(len(shapes)):
+    total, low, high = np.zeros_like(sent[i]), np.zeros_like(got[i]), np.zeros_like(got[i])
+    comm.Reduce(sent[i], total, op=MPI.SUM, root=0)
+    comm.Reduce(got[i], low, op=MPI.MIN, root=0)
+    comm.Reduce(got[i], high, op=MPI.MAX, root=0)
+    if rank == 0:
+        conserved &= bool(np.array_equal(low, total))
+        same &= bool(np.array_equal(low, high))
+check(comm.bcast(conserved, root=0), "mpi4py: nothing lost, nothing doubled, per tensor")
+check(comm.bcast(same, root=0), "mpi4py: replicas bitwise equal after the flush")
+if rank == 0:
+    print(f"{passed} passed, {failed} failed", flush=True)

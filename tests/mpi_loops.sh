@@ -1,0 +1,119 @@
+#!/bin/bash
+# Training loops written the way other people write them
+# (benchmarks/starcoll_loops.c, mpi_loops.py), 8 ranks, in quorum, groups
+# and auto, with no straggler and with a persistent 2x one.  Each checks
+# every return code, that no result mixes two tensors (tags), the per-step
+# loss exact, and after a flush conservation per tensor and bitwise
+# replicas.  Loops: fresh buffers every step (every rank; odd ranks only,
+# in place), one staging buffer with tensors of different counts, one
+# staging buffer of one count told apart by the per-step loss; mpi4py with
+# fresh NumPy arrays and np.zeros_like receive buffers.  Then: one count
+# through one staging buffer and no loss stays exact and the report says
+# why; a rank making one call the others do not is refused with one line
+# and nothing hangs; a rank that stops calling is named by the stall
+# watchdog.
+. "$(dirname "$0")/mpi_testlib.sh"
+sc_need_library || finish
+prog="$top_builddir/benchmarks/starcoll_loops"
+sc_need_program "$prog" || finish
+MODES=${SC_LOOPS_MODES:-quorum groups auto}
+py=${PYTHON_MPI:-/usr/bin/python3}
+pyscript="$(cd "$(dirname "$0")" && pwd)/mpi_loops.py"
+have_py=0
+"$py" -c 'import mpi4py, numpy' >/dev/null 2>&1 && have_py=1
+
+# loops_job NAME MODE [env...] -- args...: run, adopt its checks.
+loops_job() {
+    local name=$1 mode=$2
+    shift 2
+    local envs=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=(-x "$1"); shift; done
+    shift
+    sc_job "$name" 8 -x STARCOLL_MODE="$mode" "${envs[@]}" "$@"
+    sc_adopt "$name" $? "$name"
+}
+
+same="32768,32768,32768,32768"
+for mode in $MODES; do
+    for f in 1 2; do
+        s=$([ $f = 1 ] && echo none || echo slow2x)
+        loops_job "$mode-$s-fresh" "$mode" -- "$prog" --loop fresh --loss --slow-factor $f
+        loops_job "$mode-$s-moving" "$mode" -- "$prog" --loop moving --in-place --loss --slow-factor $f
+        loops_job "$mode-$s-staging" "$mode" -- "$prog" --loop staging --loss --slow-factor $f
+        loops_job "$mode-$s-staging-same" "$mode" -- "$prog" --loop staging --counts "$same" --loss --slow-factor $f
+        if [ $have_py = 1 ]; then
+            loops_job "$mode-$s-mpi4py" "$mode" -- "$py" "$pyscript" --slow-factor $f
+        fi
+    done
+    # tolerated: the calls ran in the tolerant mode (auto: whichever it picks)
+    if [ "$mode" != auto ] && sc_preloading; then
+        for l in fresh staging-same; do
+            n=$(sc_totals "$mode-slow2x-$l" "$mode")
+            if [ -n "$n" ] && [ "$n" -gt 0 ]; then ok "$mode-slow2x-$l: $n calls ran in $mode"
+            else fail "$mode-slow2x-$l: no call ran in $mode"; fi
+        done
+    fi
+done
+[ $have_py = 1 ] || skip "mpi4py loops: $py cannot import mpi4py and numpy"
+
+if sc_preloading; then
+    # One count through one staging buffer, no loss: one tensor per step
+    # cannot be told from four, so it stays exact, and the report says why.
+    loops_job quorum-staging-same-noloss quorum -- "$prog" --loop staging --counts "$same" --slow-factor 2
+    n=$(sc_totals quorum-staging-same-noloss quorum)
+    if [ "${n:-x}" = 0 ]; then ok "quorum-staging-same-noloss: no call ran tolerant"
+    else fail "quorum-staging-same-noloss: ${n:-?} calls ran in quorum, though its tensors cannot be told apart"; fi
+    if grep -q "stayed exact.*one shape" "$SC_WORK/quorum-staging-same-noloss.report"; then
+        ok "quorum-staging-same-noloss: the report says why the calls stayed exact"
+    else
+        fail "quorum-staging-same-noloss: the report does not say why the calls stayed exact"
+        sc_show quorum-staging-same-noloss
+    fi
+
+    # One extra eligible call on rank 7 at step 20: refused with one line, no hang.
+    for mode in quorum auto; do
+        for f in 1 2; do
+            name="$mode-extra-call-$f"
+            sc_job "$name" 8 -x STARCOLL_MODE="$mode" "$prog" --loop fresh --extra-call 20 --slow-factor $f
+            rc=$?
+            if [ $rc = 124 ] || ! grep -q "^loops:" "$SC_WORK/$name.out"; then
+                fail "$name: the job did not finish (status $rc)"
+                sc_show "$name"
+                continue
+            fi
+            if grep -q "rank 7: the extra call at step 20 returned an error" "$SC_WORK/$name.err"; then
+                ok "$name: the call only rank 7 made was refused with an error, and the job went on to its end"
+            else
+                fail "$name: the call only rank 7 made was not refused"
+                sc_show "$name"
+            fi
+            if grep -qE "^starcoll: rank 7: MPI_Allreduce on comm 0 .*disagree" "$SC_WORK/$name.err"; then
+                ok "$name: rank 7 says why, naming the communicator and the call"
+            else
+                fail "$name: no line from rank 7 says why its call failed"
+                sc_show "$name"
+            fi
+            if grep -q "^ok   - fresh: every result of a tensor is made of that tensor's buffers" "$SC_WORK/$name.out"; then
+                ok "$name: no result mixed two tensors"
+            else
+                fail "$name: a result mixed two tensors"
+            fi
+        done
+    done
+
+    # Rank 7 stops calling for 7 s at step 25: the watchdog names it (2 s).
+    for mode in quorum auto; do
+        name="$mode-stall"
+        loops_job "$name" "$mode" STARCOLL_STALL=2 -- "$prog" --loop own --stop-at 25 --stop-s 7
+        if grep -qE "^starcoll: comm 0 stalled: rank [0-9]+ has waited [0-9]+ s .*waiting for.* rank 7 computing for" "$SC_WORK/$name.err"; then
+            ok "$name: the stall watchdog named rank 7 and what it was doing"
+        else
+            fail "$name: no watchdog line named rank 7"
+            sc_show "$name"
+        fi
+        n=$(grep -c "stalled: rank" "$SC_WORK/$name.err")
+        if [ "$n" -ge 1 ] && [ "$n" -le 6 ]; then ok "$name: $n watchdog lines, at growing intervals"
+        else fail "$name: $n watchdog lines"; fi
+    done
+fi
+finish

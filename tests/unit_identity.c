@@ -1,0 +1,461 @@
+/* Unit tests of call identity (plugin/identity.c): which tensor of the
+ * step a call is, learned from shapes on every rank alike, with buffer
+ * addresses as hints only.  The agreement collective is played here by
+ * taking the maximum of the ranks' votes, as MPI_MAX does in agree.c.
+ *
+ * What must hold: every rank learns the same pattern at the same call,
+ * whatever its allocator does; a step whose tensors cannot be told apart
+ * is not tolerated; no pattern ever maps two tensors of a step to one
+ * slot; calls off the pattern are classified alike on every rank. */
+#include <CUnit/CUnit.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "identity.h"
+#include "cunit_main.h"
+
+#define NR 4
+
+typedef struct job {
+    int n;
+    sc_identity *id[NR];
+} job;
+
+static job *job_new(int n)
+{
+    job *j = calloc(1, sizeof *j);
+    j->n = n;
+    for (int r = 0; r < n; r++) j->id[r] = sc_identity_new();
+    return j;
+}
+
+static void job_free(job *j)
+{
+    for (int r = 0; r < j->n; r++) sc_identity_free(j->id[r]);
+    free(j);
+}
+
+static sc_call_key key(long count, int eligible, uintptr_t where)
+{
+    sc_call_key k = {sc_shape_hash(count, 1, 1, eligible), sc_where_hash((void *)where, (void *)(where + 8)), 1e-4,
+                     count, 1, eligible};
+    return k;
+}
+
+/* The gap before call t of a step: a training step computes (its forward
+ * pass) before its first reduction; uniform: no such structure. */
+static int uniform_gaps;
+static double gap_before(int t)
+{
+    return t == 0 && !uniform_gaps ? 10e-3 : 1e-4;
+}
+
+/* One call on every rank (rank r calls keys[r]); the outcome of learning,
+ * which must be the same on every rank. */
+static sc_learn_outcome agree(job *j, const sc_call_key *keys)
+{
+    long votes[NR][SC_VOTE_LEN], agreed[SC_VOTE_LEN];
+    for (int r = 0; r < j->n; r++) sc_identity_vote(j->id[r], &keys[r], votes[r]);
+    for (int f = 0; f < SC_VOTE_LEN; f++) {
+        agreed[f] = votes[0][f];
+        for (int r = 1; r < j->n; r++)
+            if (votes[r][f] > agreed[f]) agreed[f] = votes[r][f];
+    }
+    sc_learn_outcome out = sc_identity_decide(j->id[0], agreed);
+    for (int r = 1; r < j->n; r++) CU_ASSERT_EQUAL(sc_identity_decide(j->id[r], agreed), out);
+    return out;
+}
+
+/* Address of tensor t at step s on rank r under an allocation style. */
+enum { OWN_BUFFER, STAGING, FRESH };
+static uintptr_t where(int style, int r, int t, int s)
+{
+    if (style == OWN_BUFFER) return 0x100000u + 0x1000u * (uintptr_t)t + 0x1000000u * (uintptr_t)r;
+    if (style == STAGING) return 0x200000u + 0x1000000u * (uintptr_t)r;
+    return 0x300000u + 0x10000u * (uintptr_t)((s * 131 + t * 17 + r * 7) % 997);   /* malloc per step */
+}
+
+/* Run steps of `len` calls (counts; eligible unless negative) until the
+ * pattern is agreed or `max_steps` pass, ranks allocating by style[r];
+ * the step under way is then finished on the pattern.  Returns the call
+ * index at which it was agreed, or -1. */
+static long learn(job *j, const long *counts, int len, const int *style, int max_steps)
+{
+    long call = 0;
+    for (int s = 0; s < max_steps; s++)
+        for (int t = 0; t < len; t++, call++) {
+            int slot;
+            sc_call_key keys[NR];
+            for (int r = 0; r < j->n; r++) {
+                long c = counts[t] < 0 ? -counts[t] : counts[t];
+                keys[r] = key(c, counts[t] > 0, where(style[r], r, t, s));
+                keys[r].gap = gap_before(t);
+                CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &keys[r], &slot), SC_ID_LEARNING);
+            }
+            if (agree(j, keys) != SC_LEARN_DONE) continue;
+            for (int u = t + 1; u < len; u++)
+                for (int r = 0; r < j->n; r++) {
+                    sc_call_key k = key(counts[u] < 0 ? -counts[u] : counts[u], counts[u] > 0, where(style[r], r, u, s));
+                    k.gap = gap_before(u);
+                    CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &k, &slot), counts[u] > 0 ? SC_ID_SLOT : SC_ID_PASS);
+                }
+            return call;
+        }
+    return -1;
+}
+
+/* The slot of each call of one more step; every rank must agree, and the
+ * slots of one step must be distinct (no two tensors in one slot). */
+static void check_one_step(job *j, const long *counts, int len, int step, const int *style, int *slots)
+{
+    int n = 0;
+    for (int t = 0; t < len; t++) {
+        for (int r = 0; r < j->n; r++) {
+            long c = counts[t] < 0 ? -counts[t] : counts[t];
+            sc_call_key k = key(c, counts[t] > 0, where(style[r], r, t, step));
+            k.gap = gap_before(t);
+            int slot;
+            sc_id_kind kind = sc_identity_next(j->id[r], &k, &slot);
+            CU_ASSERT_EQUAL(kind, counts[t] > 0 ? SC_ID_SLOT : SC_ID_PASS);
+            if (counts[t] > 0 && r == 0) slots[n] = slot;
+            if (counts[t] > 0 && r > 0) CU_ASSERT_EQUAL(slot, slots[n]);
+        }
+        n += counts[t] > 0;
+    }
+    int *seen = calloc((size_t)n + 1, sizeof(int)), twice = 0;
+    for (int a = 0; a < n; a++) {
+        if (slots[a] >= 0 && slots[a] < n) twice |= seen[slots[a]]++;
+        else twice = 1;
+    }
+    CU_ASSERT_FALSE(twice);   /* the slots of one step are 0..n-1, each once */
+    free(seen);
+}
+
+static const int same_style[NR] = {FRESH, FRESH, FRESH, FRESH};
+
+static void test_distinct_shapes_fresh_buffers(void)
+{
+    /* malloc per step on every rank: shapes alone tell the tensors apart */
+    job *j = job_new(4);
+    long step[] = {4000, 2000, 1000, 500};
+    long at = learn(j, step, 4, same_style, 20);
+    CU_ASSERT_EQUAL(at, SC_LEARN_MIN_CALLS - 1);
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 4);
+    int slots[4];
+    check_one_step(j, step, 4, 20, same_style, slots);
+    job_free(j);
+}
+
+static void test_addresses_move_on_some_ranks(void)
+{
+    /* rank 1 mallocs per step, the others keep buffers: the same pattern
+     * at the same call everywhere */
+    job *j = job_new(4);
+    int style[NR] = {OWN_BUFFER, FRESH, OWN_BUFFER, STAGING};
+    long step[] = {4000, 2000, 1000, 500};
+    long at = learn(j, step, 4, style, 20);
+    CU_ASSERT_EQUAL(at, SC_LEARN_MIN_CALLS - 1);
+    for (int r = 0; r < 4; r++) CU_ASSERT_EQUAL(sc_identity_slots(j->id[r]), 4);
+    int slots[4];
+    check_one_step(j, step, 4, 30, style, slots);
+    job_free(j);
+}
+
+static void test_run_of_equal_shapes(void)
+{
+    /* A A A B: four slots, not a step of one */
+    job *j = job_new(2);
+    long step[] = {1000, 1000, 1000, 2000};
+    CU_ASSERT_TRUE(learn(j, step, 4, same_style, 20) >= 0);
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 4);
+    int slots[4];
+    check_one_step(j, step, 4, 20, same_style, slots);
+    job_free(j);
+}
+
+static void test_staging_one_count_is_exact(void)
+{
+    /* four gradients of one size through one staging buffer: a step of
+     * one tensor looks the same, so it is not tolerated, and says why;
+     * agreed early, since the gaps show the unit spans steps */
+    job *j = job_new(4);
+    int style[NR] = {STAGING, STAGING, STAGING, STAGING};
+    long step[] = {1000, 1000, 1000, 1000};
+    long at = learn(j, step, 4, style, 40);
+    CU_ASSERT_TRUE(at >= 0 && at < 40);
+    CU_ASSERT_TRUE(sc_identity_learned(j->id[0]));
+    CU_ASSERT_FALSE(sc_identity_trusted(j->id[0]));
+    CU_ASSERT_PTR_NOT_NULL(strstr(sc_identity_why_exact(j->id[0]), "one shape"));
+    job_free(j);
+    /* the same with buffers moving every step and no step in the gaps:
+     * only a run longer than any step agrees on it */
+    j = job_new(4);
+    uniform_gaps = 1;
+    at = learn(j, step, 4, same_style, 1000);
+    uniform_gaps = 0;
+    CU_ASSERT_EQUAL(at, 2 + SC_STEP_MAX);
+    CU_ASSERT_FALSE(sc_identity_trusted(j->id[0]));
+    job_free(j);
+}
+
+/* GPT-2 small's tensors: two embeddings, 12 identical blocks of 12, a
+ * final norm, in backward order. */
+static int gpt2(long *t)
+{
+    int n = 0;
+    const long d = 768;
+    t[n++] = 50257 * d;
+    t[n++] = 1024 * d;
+    for (int b = 0; b < 12; b++) {
+        long part[] = {d, d, d * 3 * d, 3 * d, d * d, d, d, d, d * 4 * d, 4 * d, 4 * d * d, d};
+        for (int i = 0; i < 12; i++) t[n++] = part[i];
+    }
+    t[n++] = d;
+    t[n++] = d;
+    for (int i = 0; i < n / 2; i++) {
+        long x = t[i];
+        t[i] = t[n - 1 - i];
+        t[n - 1 - i] = x;
+    }
+    return n;
+}
+
+static void test_repeated_blocks_are_not_a_step(void)
+{
+    /* The 12 blocks repeat eleven times in a row inside the first step:
+     * that run must not be taken for the step.  Learned at the end of the
+     * third step, with a slot per tensor. */
+    long step[160];
+    int n = gpt2(step);
+    CU_ASSERT_EQUAL(n, 148);
+    job *j = job_new(4);
+    long at = learn(j, step, n, same_style, 10);
+    CU_ASSERT_EQUAL(at, 3L * n - 1);
+    CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 148);
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    int slots[160];
+    check_one_step(j, step, n, 10, same_style, slots);
+    job_free(j);
+    /* the same with no step in the gaps: the blocks still are no step */
+    j = job_new(2);
+    uniform_gaps = 1;
+    at = learn(j, step, n, same_style, 40);
+    uniform_gaps = 0;
+    CU_ASSERT_TRUE(at >= 2L * n + SC_STEP_MAX);
+    CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 148);
+    job_free(j);
+}
+
+static void test_staging_one_count_with_loss(void)
+{
+    /* ... and with a per-step loss (1 element, ineligible): four slots */
+    job *j = job_new(4);
+    int style[NR] = {STAGING, STAGING, FRESH, STAGING};
+    long step[] = {1000, 1000, 1000, 1000, -1};
+    CU_ASSERT_TRUE(learn(j, step, 5, style, 20) >= 0);
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 4);
+    int slots[4];
+    for (int s = 0; s < 3; s++) check_one_step(j, step, 5, 20 + s, style, slots);
+    /* a step with a fifth gradient: at the next loss the position no
+     * longer says which tensor is which, so the next call is off */
+    long five[] = {1000, 1000, 1000, 1000, 1000, -1};
+    for (int t = 0; t < 6; t++)
+        for (int r = 0; r < 4; r++) {
+            sc_call_key k = key(five[t] < 0 ? 1 : 1000, five[t] > 0, where(STAGING, r, t, 40));
+            int slot;
+            sc_identity_next(j->id[r], &k, &slot);
+        }
+    for (int r = 0; r < 4; r++) {
+        sc_call_key k = key(1000, 1, where(STAGING, r, 0, 41));
+        int slot;
+        CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &k, &slot), SC_ID_OFF);
+        CU_ASSERT_EQUAL(sc_identity_settle(j->id[r], SC_OFF_STRAY), SC_OFF_RELEARN);
+    }
+    job_free(j);
+}
+
+static void test_own_buffers_lengthen_the_step(void)
+{
+    /* four gradients of one size, each in its own buffer on one rank
+     * (staging elsewhere): that rank's addresses say the step is four */
+    job *j = job_new(4);
+    int style[NR] = {STAGING, OWN_BUFFER, STAGING, FRESH};
+    long step[] = {1000, 1000, 1000, 1000};
+    CU_ASSERT_TRUE(learn(j, step, 4, style, 40) >= 0);
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 4);
+    CU_ASSERT_EQUAL(sc_identity_slots(j->id[3]), 4);
+    int slots[4];
+    check_one_step(j, step, 4, 40, style, slots);
+    job_free(j);
+}
+
+static void test_repeated_layers(void)
+{
+    /* W b W b: two identical layers and nothing else.  Shapes alone see a
+     * step of two (the limit README.md names); a rank keeping a buffer per
+     * tensor shows the step is four. */
+    long step[] = {4096, 64, 4096, 64};
+    int style[NR] = {OWN_BUFFER, FRESH};
+    job *j = job_new(2);
+    CU_ASSERT_TRUE(learn(j, step, 4, style, 40) >= 0);
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 4);
+    int slots[4];
+    check_one_step(j, step, 4, 40, style, slots);
+    job_free(j);
+}
+
+/* ResNet-50's gradient tensors (torchvision layout), in backward order. */
+static int resnet50(long *t)
+{
+    int n = 0;
+    t[n++] = 64 * 3 * 7 * 7;
+    t[n++] = 64;
+    t[n++] = 64;
+    int inplanes = 64;
+    const int planes_of[4] = {64, 128, 256, 512}, blocks_of[4] = {3, 4, 6, 3};
+    for (int l = 0; l < 4; l++)
+        for (int b = 0; b < blocks_of[l]; b++) {
+            long p = planes_of[l];
+            long part[] = {p * inplanes, p, p, p * p * 9, p, p, p * 4 * p, p * 4, p * 4};
+            for (int i = 0; i < 9; i++) t[n++] = part[i];
+            if (b == 0) {
+                t[n++] = p * 4 * inplanes;
+                t[n++] = p * 4;
+                t[n++] = p * 4;
+            }
+            inplanes = (int)p * 4;
+        }
+    t[n++] = 1000 * 2048;
+    t[n++] = 1000;
+    for (int i = 0; i < n / 2; i++) {
+        long x = t[i];
+        t[i] = t[n - 1 - i];
+        t[n - 1 - i] = x;
+    }
+    return n;
+}
+
+static void test_resnet50_step(void)
+{
+    /* 161 tensors, many of one shape (repeated blocks), plus a loss */
+    long step[200];
+    int n = resnet50(step);
+    CU_ASSERT_EQUAL(n, 161);
+    step[n++] = -1;
+    job *j = job_new(4);
+    long at = learn(j, step, n, same_style, 10);
+    CU_ASSERT_EQUAL(at, 3L * n - 1);   /* the third step's last call: two steps repeat the first */
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 161);
+    int slots[200];
+    check_one_step(j, step, n, 10, same_style, slots);
+    job_free(j);
+}
+
+static void test_thousand_tensors(void)
+{
+    /* a step of 1024 calls, told apart by one tensor of its own */
+    static long step[1024];
+    for (int i = 0; i < 1024; i++) step[i] = 100 + i % 7;
+    step[500] = 99999;
+    job *j = job_new(2);
+    long at = learn(j, step, 1024, same_style, 5);
+    CU_ASSERT_TRUE(at >= 0);
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 1024);
+    static int slots[1024];
+    check_one_step(j, step, 1024, 7, same_style, slots);
+    job_free(j);
+}
+
+static void test_disagreement(void)
+{
+    /* one rank's call has another shape: every rank hears it, the call
+     * leaves the history, and learning goes on */
+    job *j = job_new(3);
+    sc_call_key keys[NR];
+    for (int r = 0; r < 3; r++) keys[r] = key(1000, 1, 0);
+    keys[2] = key(2000, 1, 0);
+    int slot;
+    for (int r = 0; r < 3; r++) sc_identity_next(j->id[r], &keys[r], &slot);
+    CU_ASSERT_EQUAL(agree(j, keys), SC_LEARN_DISAGREE);
+    long step[] = {1000, 2000, 3000};
+    CU_ASSERT_EQUAL(learn(j, step, 3, same_style, 20), SC_LEARN_MIN_CALLS - 1);
+    job_free(j);
+}
+
+static void test_stray_and_relearn(void)
+{
+    job *j = job_new(2);
+    long step[] = {1000, 2000, 3000};
+    CU_ASSERT_TRUE(learn(j, step, 3, same_style, 20) >= 0);
+    int slots[3];
+    check_one_step(j, step, 3, 30, same_style, slots);
+    /* a stray call mid-step: off on every rank, and the step goes on */
+    sc_call_key k = key(1000, 1, 0), x = key(77, 1, 0), b = key(2000, 1, 0);
+    int slot;
+    for (int r = 0; r < 2; r++) {
+        CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &k, &slot), SC_ID_SLOT);
+        CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &x, &slot), SC_ID_OFF);
+        CU_ASSERT_EQUAL(slot, 1);
+        CU_ASSERT_EQUAL(sc_identity_settle(j->id[r], SC_OFF_STRAY), SC_OFF_STRAY);
+        CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &b, &slot), SC_ID_SLOT);
+        CU_ASSERT_EQUAL(slot, 1);
+    }
+    /* a rejected call does not count: the position stays */
+    long pos = sc_identity_position(j->id[0]);
+    CU_ASSERT_EQUAL(sc_identity_next(j->id[0], &x, &slot), SC_ID_OFF);
+    sc_identity_settle(j->id[0], SC_OFF_REJECT);
+    CU_ASSERT_EQUAL(sc_identity_position(j->id[0]), pos);
+    /* a whole step off the pattern: learn again */
+    sc_off_verdict v = SC_OFF_STRAY;
+    for (int i = 0; i < 10 && v == SC_OFF_STRAY; i++) {
+        sc_call_key y = key(50 + i % 2, 1, 0);
+        CU_ASSERT_EQUAL(sc_identity_next(j->id[1], &y, &slot), SC_ID_OFF);
+        v = sc_identity_settle(j->id[1], SC_OFF_STRAY);
+    }
+    CU_ASSERT_EQUAL(v, SC_OFF_RELEARN);
+    sc_identity_relearn(j->id[1]);
+    CU_ASSERT_FALSE(sc_identity_learned(j->id[1]));
+    CU_ASSERT_EQUAL(sc_identity_relearns(j->id[1]), 1);
+    job_free(j);
+}
+
+static void test_never_periodic(void)
+{
+    job *j = job_new(2);
+    for (long i = 0; i < 3000; i++) {
+        sc_call_key keys[NR] = {key(100 + i, 1, 0), key(100 + i, 1, 0)};
+        int slot;
+        for (int r = 0; r < 2; r++) CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &keys[r], &slot), SC_ID_LEARNING);
+        CU_ASSERT_EQUAL(agree(j, keys), SC_LEARN_GO_ON);
+    }
+    CU_ASSERT_FALSE(sc_identity_learned(j->id[0]));
+    CU_ASSERT_STRING_EQUAL(sc_identity_why_exact(j->id[0]), "pattern not learned");
+    job_free(j);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS) return 1;
+    CU_pSuite s = CU_add_suite("call identity", NULL, NULL);
+    CU_add_test(s, "distinct shapes, buffers fresh every step", test_distinct_shapes_fresh_buffers);
+    CU_add_test(s, "addresses move on some ranks only", test_addresses_move_on_some_ranks);
+    CU_add_test(s, "a run of equal shapes inside a step", test_run_of_equal_shapes);
+    CU_add_test(s, "one staging buffer, one count: exact, and why", test_staging_one_count_is_exact);
+    CU_add_test(s, "one staging buffer, one count, a per-step loss", test_staging_one_count_with_loss);
+    CU_add_test(s, "a buffer per tensor lengthens the step", test_own_buffers_lengthen_the_step);
+    CU_add_test(s, "repeated identical layers", test_repeated_layers);
+    CU_add_test(s, "ResNet-50's 161 tensors and a loss", test_resnet50_step);
+    CU_add_test(s, "GPT-2's repeated blocks are not a step", test_repeated_blocks_are_not_a_step);
+    CU_add_test(s, "a step of 1024 calls", test_thousand_tensors);
+    CU_add_test(s, "ranks whose calls disagree", test_disagreement);
+    CU_add_test(s, "stray call, rejected call, new pattern", test_stray_and_relearn);
+    CU_add_test(s, "no period: stays learning", test_never_periodic);
+    return sc_cunit_run();
+}
