@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <math.h>
 #include <mpi.h>
+#include "mpi_check.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,7 +308,7 @@ static int run_size(const bench_options *o, long bytes, int rank, int nranks, lo
     void *send = malloc(count * o->type_size);
     void *recv = malloc(count * o->type_size);
     int ok = send && recv, all_ok = 0;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_CHECK(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
     if (!all_ok) {
         if (rank == 0)
             fprintf(stderr, "starcoll_allreduce: cannot allocate 2 x %ld bytes on some rank; stopping\n", bytes);
@@ -320,31 +321,31 @@ static int run_size(const bench_options *o, long bytes, int rank, int nranks, lo
 
     double timer = 0;
     int valid = 1;
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     for (long i = 0; i < warmup + iters; i++) {
         if (o->validate)
             fill_send(send, o, count, rank, i);
         sleep_s(o->compute_s + straggle_delay_s(&o->straggler, rank, nranks, i, o->compute_s));
         double t0 = MPI_Wtime();
-        MPI_Allreduce(send, recv, (int)count, o->type, MPI_SUM, MPI_COMM_WORLD);
+        MPI_CHECK(MPI_Allreduce(send, recv, (int)count, o->type, MPI_SUM, MPI_COMM_WORLD));
         double t1 = MPI_Wtime();
         if (i >= warmup)
             timer += t1 - t0;
         if (o->validate)
             valid &= check_recv(recv, o, count, weight_sum, i);
         if (o->barrier)
-            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     }
     free(send);
     free(recv);
 
     double latency = timer * 1e6 / (double)iters, lmin, lmax, lsum;
-    MPI_Reduce(&latency, &lmin, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&latency, &lmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&latency, &lsum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_CHECK(MPI_Reduce(&latency, &lmin, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Reduce(&latency, &lmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Reduce(&latency, &lsum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD));
     int all_valid = 1;
     if (o->validate)
-        MPI_Reduce(&valid, &all_valid, 1, MPI_INT, MPI_MIN, 0, MPI_COMM_WORLD);
+        MPI_CHECK(MPI_Reduce(&valid, &all_valid, 1, MPI_INT, MPI_MIN, 0, MPI_COMM_WORLD));
 
     if (rank == 0) {
         printf("%-*ld%*.*f", 10, bytes, FIELD_WIDTH, FLOAT_PRECISION, lsum / nranks);
@@ -371,19 +372,20 @@ static void settle(const bench_options *o, int rank)
     double start = MPI_Wtime();
     int more = 1;
     while (more) {
-        MPI_Allreduce(send, recv, 1, o->type, MPI_SUM, MPI_COMM_WORLD);
+        MPI_CHECK(MPI_Allreduce(send, recv, 1, o->type, MPI_SUM, MPI_COMM_WORLD));
         if (rank == 0)
             more = MPI_Wtime() - start < SETTLE_S;
-        MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_CHECK(MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD));
     }
 }
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) return 1;
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));   /* errors come back as codes */
     int rank, nranks;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &nranks));
 
     /* Every rank parses the same argv, so all reach the same verdict
      * without communicating; only rank 0 speaks. */
@@ -399,7 +401,7 @@ int main(int argc, char **argv)
         } else if (rank == 0) {
             usage(stdout, argv[0]);
         }
-        MPI_Finalize();
+        MPI_CHECK(MPI_Finalize());
         return rc < 0 ? EXIT_USAGE : 0;
     }
 
@@ -421,6 +423,8 @@ int main(int argc, char **argv)
         }
         failed |= r;
     }
-    MPI_Finalize();
-    return failed ? 1 : 0;
+    int failures = sc_mpi_failures;
+    MPI_CHECK(MPI_Finalize());
+    if (failures) fprintf(stderr, "starcoll_allreduce: %d MPI calls returned an error\n", failures);
+    return failed || failures ? 1 : 0;
 }

@@ -15,6 +15,7 @@
  * usage: starcoll_loop [--steps N] [--compute-ms MS] [--sizes 256K,128K,256K]
  *                      [--straggler SPEC] [--warmup N] */
 #include <mpi.h>
+#include "mpi_check.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,10 +54,11 @@ static int usage(int rank, const char *why)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) return 1;
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));   /* errors come back as codes */
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
     long steps = 200, warmup = 10, nbufs = 0, bytes[MAX_BUFS];
     double compute_ms = 20;
     const char *sizes = "256K,128K,256K", *spec = "none";
@@ -79,7 +81,7 @@ int main(int argc, char **argv)
     if (!bad && straggle_parse(spec, &st, err, sizeof err) != 0) bad = usage(rank, err);
     if (!bad && (steps < 1 || warmup < 0 || compute_ms < 0)) bad = usage(rank, "steps >= 1, warmup and compute >= 0");
     if (bad) {
-        MPI_Finalize();
+        MPI_CHECK(MPI_Finalize());
         return bad;
     }
     float *in[MAX_BUFS], *out[MAX_BUFS];
@@ -93,25 +95,25 @@ int main(int argc, char **argv)
     int slowed = 0;
     for (long step = -warmup; step < steps; step++) {
         if (step == 0) {   /* warm-up done (starcoll has learned the pattern): start the clock together */
-            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
             t0 = MPI_Wtime();
         }
         double extra = step >= 0 ? straggle_delay_s(&st, rank, size, step, base) : 0;
         if (extra > 0) slowed = 1;
         sleep_s(base + extra);
         if (step >= 0) my_compute += base + extra;
-        for (int b = 0; b < nbufs; b++) MPI_Allreduce(in[b], out[b], (int)(bytes[b] / 4), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        for (int b = 0; b < nbufs; b++) MPI_CHECK(MPI_Allreduce(in[b], out[b], (int)(bytes[b] / 4), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
     }
     double t_loop = MPI_Wtime() - t0;
-    MPI_Pcontrol(2);
-    for (int b = 0; b < nbufs; b++) MPI_Allreduce(in[b], out[b], (int)(bytes[b] / 4), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_CHECK(MPI_Pcontrol(2));
+    for (int b = 0; b < nbufs; b++) MPI_CHECK(MPI_Allreduce(in[b], out[b], (int)(bytes[b] / 4), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
     double t_end = MPI_Wtime() - t0;
     /* per rank: [loop time if fast, 1 if fast, loop time if slowed, 1 if slowed]; end time; compute */
     double mine[4] = {slowed ? 0 : t_loop, slowed ? 0 : 1, slowed ? t_loop : 0, slowed ? 1 : 0}, sum[4];
     double wall, slowest;
-    MPI_Reduce(mine, sum, 4, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&t_end, &wall, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&my_compute, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_CHECK(MPI_Reduce(mine, sum, 4, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Reduce(&t_end, &wall, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Reduce(&my_compute, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
     if (rank == 0) {
         double fast = sum[1] > 0 ? sum[0] / sum[1] / (double)steps * 1e3 : 0;
         double slow = sum[3] > 0 ? sum[2] / sum[3] / (double)steps * 1e3 : 0;
@@ -122,6 +124,8 @@ int main(int argc, char **argv)
         free(in[b]);
         free(out[b]);
     }
-    MPI_Finalize();
-    return 0;
+    int failures = sc_mpi_failures;
+    MPI_CHECK(MPI_Finalize());
+    if (failures) fprintf(stderr, "loop: %d MPI calls returned an error\n", failures);
+    return failures ? 1 : 0;
 }

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <math.h>
 #include <mpi.h>
+#include "mpi_check.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,41 +207,42 @@ static void csv_row(FILE *f, double t, long step, double acc, double loss)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) return 1;
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));   /* errors come back as codes */
     int nranks;
-    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &nranks));
     const int rank = world_rank;
     char err[1200] = "";
 
     train_opts o;
     if (train_opts_parse(argc, argv, &o, err, sizeof err) != 0) {
         error0("%s", err);
-        MPI_Finalize();
+        MPI_CHECK(MPI_Finalize());
         return 2;
     }
     if (o.help) {
         if (rank == 0)
             train_opts_usage(argv[0]);
-        MPI_Finalize();
+        MPI_CHECK(MPI_Finalize());
         return 0;
     }
     straggle st;
     if (straggle_parse(o.straggler, &st, err, sizeof err) != 0
         || straggle_check(&st, nranks, err, sizeof err) != 0) {
         error0("--straggler: %s", err);
-        MPI_Finalize();
+        MPI_CHECK(MPI_Finalize());
         return 2;
     }
     if (o.uneven && o.stop_via == TRAIN_STOP_BCAST) {
         error0("--uneven needs --stop-via flag: with bcast every rank must reach every evaluation");
-        MPI_Finalize();
+        MPI_CHECK(MPI_Finalize());
         return 2;
     }
     if (o.uneven && !starcoll_preloaded()) {
         error0("--uneven: ranks would end at different steps, which plain MPI_Allreduce "
                "cannot finish (it would hang); run it with libstarcoll.so preloaded");
-        MPI_Finalize();
+        MPI_CHECK(MPI_Finalize());
         return 2;
     }
 
@@ -253,12 +255,12 @@ int main(int argc, char **argv)
                  || build(&o, rank, nranks, &r, err, sizeof err) != 0;
     /* The lowest failing rank speaks for all (they usually fail alike). */
     int mine = failed ? rank : nranks, first_failed = nranks;
-    MPI_Allreduce(&mine, &first_failed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_CHECK(MPI_Allreduce(&mine, &first_failed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
     if (failed && rank == first_failed)
         fprintf(stderr, "starcoll_train: %s%s\n", rank == 0 ? "" : "on some ranks: ", err);
     if (first_failed < nranks) {
         run_free(&r);
-        MPI_Finalize();
+        MPI_CHECK(MPI_Finalize());
         return 1;
     }
 
@@ -303,7 +305,7 @@ int main(int argc, char **argv)
     long step = 0, last_eval = 0;
     int want_stop = 0, stop = 0;
 
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     const double t0 = MPI_Wtime();
     while (!stop) {
         next_batch(&r, &rng, o.batch, &cursor);
@@ -314,8 +316,7 @@ int main(int argc, char **argv)
         r.grad[0][r.stop_slot] = want_stop ? 1.0f : 0.0f;
         /* Backpropagation order: last layer first, as frameworks do. */
         for (int l = r.mlp.nlayers - 1; l >= 0; l--)
-            MPI_Allreduce(MPI_IN_PLACE, r.grad[l], r.grad_count[l], MPI_FLOAT, MPI_SUM,
-                          MPI_COMM_WORLD);
+            MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, r.grad[l], r.grad_count[l], MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
         train_mlp_apply(&r.mlp, r.grad, scale, (float)o.lr, (float)o.momentum);
         step++;
         if (o.stop_via == TRAIN_STOP_FLAG && r.grad[0][r.stop_slot] > 0.5f)
@@ -335,7 +336,7 @@ int main(int argc, char **argv)
             }
             if (o.stop_via == TRAIN_STOP_BCAST) {
                 int flag = want_stop;
-                MPI_Bcast(&flag, 1, MPI_INT, 0, MPI_COMM_WORLD);
+                MPI_CHECK(MPI_Bcast(&flag, 1, MPI_INT, 0, MPI_COMM_WORLD));
                 stop = stop || flag;
             }
         }
@@ -364,6 +365,8 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     run_free(&r);
-    MPI_Finalize();
-    return 0;
+    int failures = sc_mpi_failures;
+    MPI_CHECK(MPI_Finalize());
+    if (failures) fprintf(stderr, "train: rank %d: %d MPI calls returned an error\n", rank, failures);
+    return failures ? 1 : 0;
 }

@@ -318,13 +318,19 @@ static const char *kind_name(sc_dkind dk)
 
 /* A call that fails says so: one line naming the rank, the communicator,
  * the call and the cause (the first few per communicator; the report
- * counts them all), and the MPI error code it returns. */
+ * counts them all); then, as MPI does with its own errors, the
+ * communicator's error handler is called (MPI_ERRORS_ARE_FATAL, the
+ * default, stops the job there; mpi4py's MPI_ERRORS_RETURN raises), and
+ * the MPI error code is returned. */
 static int call_fails(sc_comm *cs, const sc_user_call *c, sc_dkind dk, int rc, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 static int call_fails(sc_comm *cs, const sc_user_call *c, sc_dkind dk, int rc, const char *fmt, ...)
 {
     cs->row->failed += 1;
-    if (cs->said_reject >= 3) return rc;
+    if (cs->said_reject >= 3) {
+        PMPI_Comm_call_errhandler(cs->comm, rc);
+        return rc;
+    }
     char cause[600], err[MPI_MAX_ERROR_STRING] = "";
     int len = 0;
     va_list ap;
@@ -335,6 +341,7 @@ static int call_fails(sc_comm *cs, const sc_user_call *c, sc_dkind dk, int rc, c
     fprintf(stderr, "starcoll: rank %d: MPI_Allreduce on comm %d (%d %s elements, call %ld on it): %s; returning %s%s\n",
             sc_rt.world_rank, (int)(cs->row - sc_rt.rows), c->count, kind_name(dk), cs->eligible_calls, cause, err,
             ++cs->said_reject == 3 ? " (further failures on this communicator are counted in the report)" : "");
+    PMPI_Comm_call_errhandler(cs->comm, rc);
     return rc;
 }
 

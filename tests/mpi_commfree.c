@@ -18,6 +18,7 @@
  * Usage: mpi_commfree [-n ROUNDS] [-w WARMUP] [-b BOUND_KIB] */
 #define _POSIX_C_SOURCE 200809L   /* getopt */
 #include <mpi.h>
+#include "mpi_check.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,13 +76,13 @@ static void note_failure(commfree_state *st, int round, const char *what, int co
 static void exact_calls(commfree_state *st, MPI_Comm comm, int round)
 {
     int size;
-    PMPI_Comm_size(comm, &size);
+    MPI_CHECK(PMPI_Comm_size(comm, &size));
     static const int counts[] = {1000, 1};
     for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
         int n = counts[k];
         for (int i = 0; i < n; i++) st->fsend[i] = (float)((st->world_rank * 31 + i * 7 + round) % 101 - 50);
-        MPI_Allreduce(st->fsend, st->frecv, n, MPI_FLOAT, MPI_SUM, comm);
-        PMPI_Allreduce(st->fsend, st->fref, n, MPI_FLOAT, MPI_SUM, comm);
+        MPI_CHECK(MPI_Allreduce(st->fsend, st->frecv, n, MPI_FLOAT, MPI_SUM, comm));
+        MPI_CHECK(PMPI_Allreduce(st->fsend, st->fref, n, MPI_FLOAT, MPI_SUM, comm));
         st->calls_checked++;
         if (memcmp(st->frecv, st->fref, (size_t)n * sizeof(float))) note_failure(st, round, "float SUM", n);
         size >= 2 ? st->eligible_calls++ : st->passthrough_calls++;
@@ -89,8 +90,8 @@ static void exact_calls(commfree_state *st, MPI_Comm comm, int round)
     /* In place, double. */
     int n = 7;
     for (int i = 0; i < n; i++) st->dbuf[i] = st->dref[i] = (double)(st->world_rank * 1000 + i - round);
-    MPI_Allreduce(MPI_IN_PLACE, st->dbuf, n, MPI_DOUBLE, MPI_SUM, comm);
-    PMPI_Allreduce(MPI_IN_PLACE, st->dref, n, MPI_DOUBLE, MPI_SUM, comm);
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, st->dbuf, n, MPI_DOUBLE, MPI_SUM, comm));
+    MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, st->dref, n, MPI_DOUBLE, MPI_SUM, comm));
     st->calls_checked++;
     if (memcmp(st->dbuf, st->dref, (size_t)n * sizeof(double))) note_failure(st, round, "double SUM in place", n);
     size >= 2 ? st->eligible_calls++ : st->passthrough_calls++;
@@ -101,24 +102,24 @@ static void exact_calls(commfree_state *st, MPI_Comm comm, int round)
 static void one_round(commfree_state *st, int round, unsigned long *dup_checks, unsigned long *dup_failed)
 {
     MPI_Comm a, b;
-    make_comm(round % NPATTERNS, round, st->world_rank, st->world_size, &a);
-    make_comm((round + 3) % NPATTERNS, round, st->world_rank, st->world_size, &b);
+    MPI_CHECK(make_comm(round % NPATTERNS, round, st->world_rank, st->world_size, &a));
+    MPI_CHECK(make_comm((round + 3) % NPATTERNS, round, st->world_rank, st->world_size, &b));
     if (a != MPI_COMM_NULL) exact_calls(st, a, round);
     if (b != MPI_COMM_NULL) exact_calls(st, b, round);
     if (a != MPI_COMM_NULL) exact_calls(st, a, round);
-    if (a != MPI_COMM_NULL) MPI_Comm_free(&a);
+    if (a != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_free(&a));
     if (b != MPI_COMM_NULL) exact_calls(st, b, round);
     if (round % 10 == 0 && b != MPI_COMM_NULL) {
         MPI_Comm d;
-        MPI_Comm_dup(b, &d);
-        MPI_Comm_free(&b);
+        MPI_CHECK(MPI_Comm_dup(b, &d));
+        MPI_CHECK(MPI_Comm_free(&b));
         unsigned long before = st->calls_failed;
         exact_calls(st, d, round);
         (*dup_checks)++;
         if (st->calls_failed != before) (*dup_failed)++;
-        MPI_Comm_free(&d);
+        MPI_CHECK(MPI_Comm_free(&d));
     }
-    if (b != MPI_COMM_NULL) MPI_Comm_free(&b);
+    if (b != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_free(&b));
 }
 
 int main(int argc, char **argv)
@@ -126,9 +127,10 @@ int main(int argc, char **argv)
     static commfree_state st;   /* large buffers: not on the stack */
     int rounds = 300, warmup = 30;
     long bound_kib = 1024;   /* leaking one communicator (about 8 KiB) per round would exceed it */
-    MPI_Init(&argc, &argv);
-    PMPI_Comm_rank(MPI_COMM_WORLD, &st.world_rank);
-    PMPI_Comm_size(MPI_COMM_WORLD, &st.world_size);
+    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) return 1;
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    MPI_CHECK(PMPI_Comm_rank(MPI_COMM_WORLD, &st.world_rank));
+    MPI_CHECK(PMPI_Comm_size(MPI_COMM_WORLD, &st.world_size));
     int opt, bad_args = 0;
     while ((opt = getopt(argc, argv, "n:w:b:")) != -1) {
         switch (opt) {
@@ -141,7 +143,7 @@ int main(int argc, char **argv)
     if (bad_args || rounds <= warmup || warmup < 0 || bound_kib <= 0 || st.world_size < 2) {
         if (st.world_rank == 0)
             fprintf(stderr, "usage: mpi_commfree [-n ROUNDS] [-w WARMUP < ROUNDS] [-b BOUND_KIB], on 2 ranks or more\n");
-        MPI_Finalize();
+        MPI_CHECK(MPI_Finalize());
         return 2;
     }
 
@@ -156,11 +158,13 @@ int main(int argc, char **argv)
     long growth = rss_unreadable ? 0 : rss_end - rss_start;
 
     unsigned long counts[4] = {st.calls_checked, st.calls_failed, dup_checks, dup_failed}, tot_counts[4];
-    PMPI_Reduce(counts, tot_counts, 4, MPI_UNSIGNED_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_CHECK(PMPI_Reduce(counts, tot_counts, 4, MPI_UNSIGNED_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
     long g[2] = {growth, rss_unreadable}, gmax[2];   /* largest growth; any rank unable to read it */
-    PMPI_Reduce(g, gmax, 2, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_CHECK(PMPI_Reduce(g, gmax, 2, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD));
     unsigned long long calls[2] = {st.eligible_calls, st.passthrough_calls}, tot_calls[2];
-    PMPI_Reduce(calls, tot_calls, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_CHECK(PMPI_Reduce(calls, tot_calls, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
+    int my_failures = sc_mpi_failures, mpi_failures = 0;
+    MPI_CHECK(PMPI_Reduce(&my_failures, &mpi_failures, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD));
 
     int failed = 0, passed = 0;
     if (st.world_rank == 0) {
@@ -196,11 +200,18 @@ int main(int argc, char **argv)
                    rounds, bound_kib);
             failed++;
         }
+        if (mpi_failures == 0) {
+            printf("ok   - every MPI call returned MPI_SUCCESS\n");
+            passed++;
+        } else {
+            printf("FAIL - %d MPI calls returned an error\n", mpi_failures);
+            failed++;
+        }
         printf("expect: eligible=%llu passthrough=%llu\n", tot_calls[0], tot_calls[1]);
         printf("%d passed, %d failed\n", passed, failed);
         fflush(stdout);
     }
-    PMPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    MPI_Finalize();
+    MPI_CHECK(PMPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Finalize());
     return failed ? 1 : 0;
 }

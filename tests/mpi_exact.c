@@ -31,6 +31,7 @@
  *   -m  skip counts above MAX_COUNT */
 #define _POSIX_C_SOURCE 200809L   /* getopt */
 #include <mpi.h>
+#include "mpi_check.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -399,31 +400,31 @@ static int make_comms(const run_state *st, test_comm *tc)
     int n = 0, r = st->world_rank, size = st->world_size;
     tc[n++] = (test_comm){"world", MPI_COMM_WORLD, 0, size, 0};
     MPI_Comm c;
-    PMPI_Comm_split(MPI_COMM_WORLD, r % 2, r, &c);
+    MPI_CHECK(PMPI_Comm_split(MPI_COMM_WORLD, r % 2, r, &c));
     tc[n++] = (test_comm){"parity-split", c, 0, 0, 1};
     if (!st->quick) {
-        PMPI_Comm_dup(MPI_COMM_WORLD, &c);
+        MPI_CHECK(PMPI_Comm_dup(MPI_COMM_WORLD, &c));
         tc[n++] = (test_comm){"world-dup", c, 0, 0, 1};
         /* The last rank alone (size 1); the others in reversed order, so
          * comm ranks differ from world ranks. */
-        PMPI_Comm_split(MPI_COMM_WORLD, r == size - 1, -r, &c);
+        MPI_CHECK(PMPI_Comm_split(MPI_COMM_WORLD, r == size - 1, -r, &c));
         tc[n++] = (test_comm){"lone-rank-split", c, 0, 0, 1};
         tc[n++] = (test_comm){"self", MPI_COMM_SELF, 0, 1, 0};
         if (size >= 2) {
             MPI_Comm half = tc[1].comm, inter;
             int remote_leader = r % 2 == 0 ? 1 : 0;
-            PMPI_Intercomm_create(half, 0, MPI_COMM_WORLD, remote_leader, 77, &inter);
+            MPI_CHECK(PMPI_Intercomm_create(half, 0, MPI_COMM_WORLD, remote_leader, 77, &inter));
             tc[n++] = (test_comm){"parity-intercomm", inter, 1, 0, 1};
         }
     }
-    for (int i = 0; i < n; i++) PMPI_Comm_size(tc[i].comm, &tc[i].size);
+    for (int i = 0; i < n; i++) MPI_CHECK(PMPI_Comm_size(tc[i].comm, &tc[i].size));
     return n;
 }
 
 static void free_comms(test_comm *tc, int n)
 {
     for (int i = n - 1; i >= 0; i--)
-        if (tc[i].owned) PMPI_Comm_free(&tc[i].comm);
+        if (tc[i].owned) MPI_CHECK(PMPI_Comm_free(&tc[i].comm));
 }
 
 /* ---- main ------------------------------------------------------------- */
@@ -452,23 +453,24 @@ int main(int argc, char **argv)
 {
     run_state st = {0};
     st.max_count = (size_t)-1;
-    MPI_Init(&argc, &argv);
-    PMPI_Comm_rank(MPI_COMM_WORLD, &st.world_rank);
-    PMPI_Comm_size(MPI_COMM_WORLD, &st.world_size);
+    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) return 1;
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    MPI_CHECK(PMPI_Comm_rank(MPI_COMM_WORLD, &st.world_rank));
+    MPI_CHECK(PMPI_Comm_size(MPI_COMM_WORLD, &st.world_size));
     if (parse_args(&st, argc, argv) != 0) {
         if (st.world_rank == 0) fprintf(stderr, "usage: mpi_exact [-t] [-q] [-m MAX_COUNT]\n");
-        MPI_Finalize();
+        MPI_CHECK(MPI_Finalize());
         return 2;
     }
     st.min_bytes = min_bytes_from_env();
 
     MPI_Datatype vec4;
-    PMPI_Type_contiguous(4, MPI_FLOAT, &vec4);
-    PMPI_Type_commit(&vec4);
+    MPI_CHECK(PMPI_Type_contiguous(4, MPI_FLOAT, &vec4));
+    MPI_CHECK(PMPI_Type_commit(&vec4));
     MPI_Op op_float_sum, op_vec4_sum, op_first;
-    PMPI_Op_create(user_float_sum, 1, &op_float_sum);
-    PMPI_Op_create(user_vec4_sum, 1, &op_vec4_sum);
-    PMPI_Op_create(user_int_first, 0, &op_first);
+    MPI_CHECK(PMPI_Op_create(user_float_sum, 1, &op_float_sum));
+    MPI_CHECK(PMPI_Op_create(user_vec4_sum, 1, &op_vec4_sum));
+    MPI_CHECK(PMPI_Op_create(user_int_first, 0, &op_first));
 
     const size_t M1 = 1048576, K256 = 262144, SMALL = 65537;
     const reduction_case cases[] = {
@@ -547,13 +549,15 @@ int main(int argc, char **argv)
 
     /* Every rank ran the same sequence of checks; combine the outcomes. */
     unsigned long long n_local = st.nchecks, n_min, n_max;
-    PMPI_Allreduce(&n_local, &n_min, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
-    PMPI_Allreduce(&n_local, &n_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    MPI_CHECK(PMPI_Allreduce(&n_local, &n_min, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD));
+    MPI_CHECK(PMPI_Allreduce(&n_local, &n_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD));
     int sequence_ok = n_min == n_max;
     if (sequence_ok)
-        PMPI_Allreduce(MPI_IN_PLACE, st.outcome, (int)st.nchecks, MPI_UNSIGNED_CHAR, MPI_MAX, MPI_COMM_WORLD);
+        MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, st.outcome, (int)st.nchecks, MPI_UNSIGNED_CHAR, MPI_MAX, MPI_COMM_WORLD));
     unsigned long long calls[2] = {st.eligible_calls, st.passthrough_calls}, total[2];
-    PMPI_Reduce(calls, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_CHECK(PMPI_Reduce(calls, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
+    int my_failures = sc_mpi_failures, mpi_failures = 0;
+    MPI_CHECK(PMPI_Reduce(&my_failures, &mpi_failures, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD));
 
     size_t passed = 0, failed = 0, not_compared = 0;
     if (st.world_rank == 0) {
@@ -580,20 +584,24 @@ int main(int argc, char **argv)
             printf("  ranks ran different numbers of checks (%llu to %llu)\n", n_min, n_max);
             failed++;
         }
+        if (mpi_failures) {
+            printf("  %d MPI calls of the test's own bookkeeping returned an error\n", mpi_failures);
+            failed++;
+        }
         printf("expect: eligible=%llu passthrough=%llu\n", total[0], total[1]);
         printf("%zu passed, %zu failed\n", passed, failed);
         fflush(stdout);
     }
     int any_failed = failed > 0;
-    PMPI_Bcast(&any_failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_CHECK(PMPI_Bcast(&any_failed, 1, MPI_INT, 0, MPI_COMM_WORLD));
 
     free_comms(comms, ncomms);
-    PMPI_Op_free(&op_float_sum);
-    PMPI_Op_free(&op_vec4_sum);
-    PMPI_Op_free(&op_first);
-    PMPI_Type_free(&vec4);
+    MPI_CHECK(PMPI_Op_free(&op_float_sum));
+    MPI_CHECK(PMPI_Op_free(&op_vec4_sum));
+    MPI_CHECK(PMPI_Op_free(&op_first));
+    MPI_CHECK(PMPI_Type_free(&vec4));
     free(st.send), free(st.recv), free(st.ref), free(st.send_copy);
     free(st.outcome), free(st.check_comm);
-    MPI_Finalize();
+    MPI_CHECK(MPI_Finalize());
     return any_failed ? 1 : 0;
 }

@@ -24,11 +24,17 @@ program mpi_fortran
   real :: rsend(nr), rrecv(nr), rexp(nr)
   double precision :: dsend(nd), drecv(nd), dexp(nd)
   integer :: isend(ns), irecv(ns), iexp(ns)
-  integer :: ierr, rank, nproc, i, r, passed, failed
+  integer :: ierr, rank, nproc, i, r, passed, failed, mpierrs
 
+  mpierrs = 0
   call MPI_INIT(ierr)
+  if (ierr /= MPI_SUCCESS) stop 1
+  call MPI_COMM_SET_ERRHANDLER(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
+  call mpi_ok(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
+  call mpi_ok(ierr)
   call MPI_COMM_SIZE(MPI_COMM_WORLD, nproc, ierr)
+  call mpi_ok(ierr)
   passed = 0
   failed = 0
   if (rank == 0) write (*, '(a,a,a,i0,a)') 'mpi_fortran (', BINDING, '): ', nproc, ' ranks'
@@ -74,14 +80,16 @@ program mpi_fortran
   ! A 40-byte REAL sum, below STARCOLL_MIN_BYTES: passes through.
   call MPI_ALLREDUCE(rsend, rrecv, ns, MPI_REAL, MPI_SUM, MPI_COMM_WORLD, ierr)
   call verdict('REAL SUM of 10 (passes through)', ierr == MPI_SUCCESS .and. same(rrecv(1:ns), rexp(1:ns)))
+  call verdict('every other MPI call returned MPI_SUCCESS', mpierrs == 0)
 
   if (rank == 0) then
     write (*, '(a,i0,a,i0)') 'expect: eligible=', 3 * nproc, ' passthrough=', 2 * nproc
     write (*, '(i0,a,i0,a)') passed, ' passed, ', failed, ' failed'
   end if
   call MPI_BCAST(failed, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
+  if (ierr /= MPI_SUCCESS) failed = 1
   call MPI_FINALIZE(ierr)
-  if (failed /= 0) stop 1
+  if (failed /= 0 .or. ierr /= MPI_SUCCESS) stop 1
 
 contains
 
@@ -102,6 +110,12 @@ contains
     same8 = all(transfer(a, [0_8]) == transfer(b, [0_8]))
   end function same8
 
+  ! An MPI call's error code, counted: every call is checked.
+  subroutine mpi_ok(e)
+    integer, intent(in) :: e
+    if (e /= MPI_SUCCESS) mpierrs = mpierrs + 1
+  end subroutine mpi_ok
+
   ! A check passes when it passed on every rank (MPI_REDUCE: not under test).
   subroutine verdict(what, good)
     character(len=*), intent(in) :: what
@@ -109,6 +123,7 @@ contains
     integer :: bad, anybad, e
     bad = merge(0, 1, good)
     call MPI_REDUCE(bad, anybad, 1, MPI_INTEGER, MPI_MAX, 0, MPI_COMM_WORLD, e)
+    if (e /= MPI_SUCCESS) anybad = 1
     if (rank /= 0) return
     if (anybad == 0) then
       passed = passed + 1

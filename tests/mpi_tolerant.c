@@ -18,6 +18,7 @@
  * the persistent pattern's straggler (default: the last rank). */
 #include <math.h>
 #include <mpi.h>
+#include "mpi_check.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,8 +95,8 @@ typedef struct {
 static void stream_init(stream *st, MPI_Comm comm)
 {
     st->comm = comm;
-    MPI_Comm_rank(comm, &st->crank);
-    MPI_Comm_size(comm, &st->csize);
+    MPI_CHECK(MPI_Comm_rank(comm, &st->crank));
+    MPI_CHECK(MPI_Comm_size(comm, &st->csize));
     size_t es = use_double ? sizeof(double) : sizeof(float);
     for (int s = 0; s < NSLOTS; s++) {
         st->in[s] = malloc(es * (size_t)slot_count[s]);
@@ -118,9 +119,9 @@ static void one_call(stream *st, int s, int step, int zero)
     MPI_Datatype dt = use_double ? MPI_DOUBLE : MPI_FLOAT;
     if (in_place) {
         memcpy(st->out[s], st->in[s], (use_double ? 8 : 4) * (size_t)n);
-        MPI_Allreduce(MPI_IN_PLACE, st->out[s], n, dt, MPI_SUM, st->comm);
+        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, st->out[s], n, dt, MPI_SUM, st->comm));
     } else
-        MPI_Allreduce(st->in[s], st->out[s], n, dt, MPI_SUM, st->comm);
+        MPI_CHECK(MPI_Allreduce(st->in[s], st->out[s], n, dt, MPI_SUM, st->comm));
     for (int i = 0; i < n; i++) st->received[s][i] += use_double ? ((double *)st->out[s])[i] : ((float *)st->out[s])[i];
 }
 
@@ -133,7 +134,7 @@ static void one_step(stream *st, int step)
         if (stray && s == 0 && step % 7 == 3) {
             float x[20000], y[20000];
             for (int i = 0; i < 20000; i++) x[i] = (float)(st->crank + 1);
-            MPI_Allreduce(x, y, 20000, MPI_FLOAT, MPI_SUM, st->comm);
+            MPI_CHECK(MPI_Allreduce(x, y, 20000, MPI_FLOAT, MPI_SUM, st->comm));
             float want = (float)(st->csize * (st->csize + 1) / 2);
             if (y[0] != want || y[19999] != want) {
                 fprintf(stderr, "rank %d: stray call got %g, want %g\n", rank, y[0], want);
@@ -145,7 +146,7 @@ static void one_step(stream *st, int step)
 
 static void flush(stream *st, int step)
 {
-    MPI_Pcontrol(2);
+    MPI_CHECK(MPI_Pcontrol(2));
     for (int s = 0; s < NSLOTS; s++) one_call(st, s, step, 1);
 }
 
@@ -165,9 +166,9 @@ static void verify(stream *st, const char *name)
         int n = slot_count[s];
         double *total = malloc(sizeof(double) * (size_t)n), *lo = malloc(sizeof(double) * (size_t)n),
                *hi = malloc(sizeof(double) * (size_t)n);
-        PMPI_Allreduce(st->deposited[s], total, n, MPI_DOUBLE, MPI_SUM, st->comm);
-        PMPI_Allreduce(st->received[s], lo, n, MPI_DOUBLE, MPI_MIN, st->comm);
-        PMPI_Allreduce(st->received[s], hi, n, MPI_DOUBLE, MPI_MAX, st->comm);
+        MPI_CHECK(PMPI_Allreduce(st->deposited[s], total, n, MPI_DOUBLE, MPI_SUM, st->comm));
+        MPI_CHECK(PMPI_Allreduce(st->received[s], lo, n, MPI_DOUBLE, MPI_MIN, st->comm));
+        MPI_CHECK(PMPI_Allreduce(st->received[s], hi, n, MPI_DOUBLE, MPI_MAX, st->comm));
         for (int i = 0; i < n; i++) {
             if (lo[i] != hi[i]) same = 0;
             if (st->received[s][i] != total[i]) {
@@ -182,8 +183,8 @@ static void verify(stream *st, const char *name)
         free(hi);
     }
     int c = 0, d = 0;
-    PMPI_Allreduce(&cons, &c, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    PMPI_Allreduce(&same, &d, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_CHECK(PMPI_Allreduce(&cons, &c, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    MPI_CHECK(PMPI_Allreduce(&same, &d, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
     char line[256];
     snprintf(line, sizeof line, "%s: nothing lost, nothing doubled (pattern %s)", name, pattern);
     check(c, line);
@@ -209,9 +210,10 @@ static void write_ragged(stream *st, int my_steps)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) return 1;
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--pattern") && i + 1 < argc) pattern = argv[++i];
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
@@ -234,15 +236,15 @@ int main(int argc, char **argv)
     stream_init(&world, MPI_COMM_WORLD);
     MPI_Comm split = MPI_COMM_NULL;
     if (two_comms) {
-        MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &split);
+        MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &split));
         stream_init(&half, split);
     }
     /* Ragged: rank r stops 3r steps early and leaves. */
     int my_steps = ragged_dir ? steps - 3 * rank : steps;
     if (my_steps < 1) my_steps = 1;
     for (int step = 0; step < my_steps; step++) {
-        if (swap && step == steps / 3) MPI_Pcontrol(0);        /* exact from here ... */
-        if (swap && step == 2 * steps / 3) MPI_Pcontrol(1);    /* ... and tolerant again */
+        if (swap && step == steps / 3) MPI_CHECK(MPI_Pcontrol(0));        /* exact from here ... */
+        if (swap && step == 2 * steps / 3) MPI_CHECK(MPI_Pcontrol(1));    /* ... and tolerant again */
         sleep_ms(step_ms(step));
         spin_cpu_ms(spin_ms);
         one_step(&world, step);
@@ -252,13 +254,16 @@ int main(int argc, char **argv)
     if (two_comms) flush(&half, my_steps);
     if (ragged_dir) {
         write_ragged(&world, my_steps);
-        MPI_Finalize();   /* no collective after ranks start leaving */
-        return 0;
+        MPI_CHECK(MPI_Finalize());   /* no collective after ranks start leaving */
+        return sc_mpi_failures ? 1 : 0;   /* every MPI call returned MPI_SUCCESS */
     }
     verify(&world, "world");
     if (two_comms) verify(&half, "split");
+    int my_failures = sc_mpi_failures, mpi_failures = 0;
+    MPI_CHECK(PMPI_Allreduce(&my_failures, &mpi_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    check(mpi_failures == 0, "every MPI call returned MPI_SUCCESS");
     if (rank == 0) printf("%d passed, %d failed\n", passed, failed);
-    if (split != MPI_COMM_NULL) MPI_Comm_free(&split);
-    MPI_Finalize();
+    if (split != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_free(&split));
+    MPI_CHECK(MPI_Finalize());
     return failed ? 1 : 0;
 }
