@@ -16,6 +16,7 @@ struct sc_identity {
     long nhist;
     int *run_shape, *run_where;           /* committed */
     int *next_shape, *next_where;         /* with the call being voted on */
+    double *scratch;                      /* SC_STEP_MAX values */
     int voting;                           /* a vote is pending decide */
     /* the agreed pattern */
     int nslots;
@@ -86,8 +87,9 @@ sc_identity *sc_identity_new(void)
     id->slot_shape = malloc(sizeof(uint64_t) * SC_SLOTS_MAX);
     id->slot_count = malloc(sizeof(long) * SC_SLOTS_MAX);
     id->slot_dkind = malloc(sizeof(int) * SC_SLOTS_MAX);
+    id->scratch = malloc(sizeof(double) * SC_STEP_MAX);
     if (!id->hist || !id->run_shape || !id->run_where || !id->next_shape || !id->next_where || !id->slot_shape ||
-        !id->slot_count || !id->slot_dkind) {
+        !id->slot_count || !id->slot_dkind || !id->scratch) {
         sc_identity_free(id);
         return NULL;
     }
@@ -106,6 +108,7 @@ void sc_identity_free(sc_identity *id)
     free(id->slot_shape);
     free(id->slot_count);
     free(id->slot_dkind);
+    free(id->scratch);
     free(id);
 }
 
@@ -164,10 +167,27 @@ static int own_buffers(const sc_identity *id, long n, int U)
     return distinct;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* The k-th smallest of m[0..n) (reorders m), in linear time on average. */
+static double kth_smallest(double *m, int n, int k)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        double pivot = m[(lo + hi) / 2];
+        int i = lo, j = hi;
+        while (i <= j) {
+            while (m[i] < pivot) i++;
+            while (m[j] > pivot) j--;
+            if (i <= j) {
+                double t = m[i];
+                m[i++] = m[j];
+                m[j--] = t;
+            }
+        }
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else break;
+    }
+    return m[k];
 }
 
 /* This rank's gaps: over the last two units of U calls, one place of the
@@ -177,16 +197,19 @@ static int cmp_double(const void *a, const void *b)
 static int step_gap_shows(const sc_identity *id, long n, int U)
 {
     if (U < 2 || n < 2L * U) return 0;
-    double *m = malloc(sizeof(double) * (size_t)U);
-    if (!m) return 0;
+    double *m = id->scratch, top = -1, next = -1;
     for (int j = 0; j < U; j++) {
         double a = at(id, n - 2L * U + j)->gap, b = at(id, n - U + j)->gap;
         m[j] = a < b ? a : b;
+        if (m[j] > top) {
+            next = top;
+            top = m[j];
+        } else if (m[j] > next) {
+            next = m[j];
+        }
     }
-    qsort(m, (size_t)U, sizeof *m, cmp_double);
-    double top = m[U - 1], next = m[U - 2], median = m[(U - 1) / 2];
-    free(m);
-    return top >= 200e-6 && top >= 2 * next && top >= 3 * median;
+    if (top < 200e-6 || top < 2 * next) return 0;
+    return top >= 3 * kth_smallest(m, U, (U - 1) / 2);
 }
 
 /* The next unit after `after` that the recent shapes repeat (next_shape,
@@ -234,9 +257,12 @@ void sc_identity_vote(sc_identity *id, const sc_call_key *k, long vote[SC_VOTE_L
     long n = i + 1;
     /* The first candidate this rank has evidence for, else the smallest:
      * a run of equal blocks inside the step (a smaller candidate) must
-     * not hide the step itself. */
+     * not hide the step itself.  Multiples of the smallest are judged
+     * with it (its hints and gaps look m units ahead). */
     int L = 0, hint = 0, gap = 0, spans = 0, tries = 0;
-    for (int c = candidate_unit(id, n, 0); c && tries < 8; c = candidate_unit(id, n, c), tries++) {
+    for (int c = candidate_unit(id, n, 0); c && tries < 8; c = candidate_unit(id, n, c)) {
+        if (L && c % L == 0) continue;
+        tries++;
         int h, g, sp = judge_unit(id, n, c, &h, &g);
         if (!L || sp || g) {
             L = c;
