@@ -27,7 +27,8 @@ rank, size = comm.Get_rank(), comm.Get_size()
 args = sys.argv[1:]
 slow_factor = float(args[args.index("--slow-factor") + 1]) if "--slow-factor" in args else 1.0
 steps = int(args[args.index("--steps") + 1]) if "--steps" in args else 50
-compute_s = 0.010
+compute_s = float(args[args.index("--compute-ms") + 1]) / 1e3 if "--compute-ms" in args else 0.010
+warmup = steps // 4
 
 # An MLP 64-256-128-10: weights and biases, in backward order.
 shapes = [(128, 10), (10,), (256, 128), (128,), (64, 256), (256,)]
@@ -81,9 +82,13 @@ def check(ok, what):
         failed += 1
 
 
+t_warm = time.perf_counter()
 for step in range(steps):
+    if step == warmup:
+        t_warm = time.perf_counter()
     time.sleep(compute_s * (slow_factor if rank == size - 1 else 1.0))
     one_step(step)
+per_step_ms = (time.perf_counter() - t_warm) / (steps - warmup) * 1e3
 MPI.Pcontrol(2)
 one_step(steps, zero=True)
 
@@ -100,5 +105,11 @@ for i in range(len(shapes)):
         same &= bool(np.array_equal(low, high))
 check(comm.bcast(conserved, root=0), "mpi4py: nothing lost, nothing doubled, per tensor")
 check(comm.bcast(same, root=0), "mpi4py: replicas bitwise equal after the flush")
+# figures for benchmarks/loops: mean step time of the ranks never slow, and of the slow one
+mine = np.array([0.0 if rank == size - 1 else per_step_ms, per_step_ms if rank == size - 1 else 0.0])
+sums = np.zeros_like(mine)
+comm.Reduce(mine, sums, op=MPI.SUM, root=0)
 if rank == 0:
+    print(f"loops: loop=mpi4py ranks={size} steps={steps} fast_step_ms={sums[0] / max(size - 1, 1):.3f} "
+          f"slow_step_ms={sums[1]:.3f}", flush=True)
     print(f"{passed} passed, {failed} failed", flush=True)
