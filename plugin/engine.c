@@ -161,15 +161,7 @@ void sc_run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode mod
         sc_groups_take_children(e, s, incl);
         src = sl->scratch;
     }
-    MPI_Comm ring;
-    int rc = sc_groups_ring(e, &ring);
-    if (rc == MPI_SUCCESS) {
-        const void *sbuf = src == dst ? MPI_IN_PLACE : src;
-        if (mode == SC_MODE_HIER && ring == e->data)
-            rc = sc_hier_allreduce(&e->hier, e->data, sc_rt.policy.group_size, sbuf, dst, (int)sl->count, sl->dt);
-        else
-            rc = PMPI_Allreduce(sbuf, dst, (int)sl->count, sl->dt, MPI_SUM, ring);
-    }
+    int rc = sc_groups_ring_allreduce(e, mode, src == dst ? MPI_IN_PLACE : src, dst, s);
     if (rc == MPI_SUCCESS && sc_rt.policy.scale_fresh && fresh > 0)
         sc_scale(dst, (size_t)sl->count, sl->dk, (double)e->n / (double)fresh);
     if (rc == MPI_SUCCESS) sc_groups_owe(e, s, dst, incl);
@@ -223,7 +215,7 @@ void sc_stop_traffic(sc_engine *e)
             int flag = 0;
             if (sc_engine_failed(e, PMPI_Iprobe(e->coord, TAG_ROUND, e->ctrl, &flag, MPI_STATUS_IGNORE))) return;
             if (flag) {
-                if (sc_engine_failed(e, PMPI_Recv(e->msg, RH_LEN + e->n, MPI_LONG, e->coord, TAG_ROUND, e->ctrl,
+                if (sc_engine_failed(e, PMPI_Recv(e->msg, RH_LEN + e->n + e->nslots, MPI_LONG, e->coord, TAG_ROUND, e->ctrl,
                                                   MPI_STATUS_IGNORE)))
                     return;
                 if (e->msg[RH_KIND] == ROUND_FINAL) return;
@@ -338,7 +330,7 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, i
 {
     sc_engine *e = calloc(1, sizeof *e);
     if (!e) return NULL;
-    e->ctrl = e->data = e->direct_comm = e->ring = MPI_COMM_NULL;
+    e->ctrl = e->data = e->direct_comm = MPI_COMM_NULL;
     sc_hier_init(&e->hier);
     sc_hier_init(&e->direct_hier);
     pthread_mutex_init(&e->mu, NULL);
@@ -367,7 +359,7 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, i
     e->parent = malloc(sizeof(int) * (size_t)e->n);
     e->incl = calloc((size_t)e->n, sizeof(long));
     e->prev_incl = calloc((size_t)e->n, sizeof(long));
-    e->msg = calloc((size_t)(RH_LEN + e->n), sizeof(long));
+    e->msg = calloc((size_t)(RH_LEN + e->n + e->nslots), sizeof(long));
     e->last_pos = calloc((size_t)e->n, sizeof(long));
     e->off_pos = malloc(sizeof(long) * (size_t)e->n);
     e->off_shape = calloc((size_t)e->n, sizeof(long));
@@ -396,7 +388,6 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, i
     int rc3 = PMPI_Comm_dup(comm, &e->direct_comm);
     int mine = ok && rc1 == MPI_SUCCESS && rc2 == MPI_SUCCESS && rc3 == MPI_SUCCESS, all = 0;
     if (PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) all = 0;
-    e->ring = e->data;
     /* hier sub-communicators now, by this thread, before the engine thread
      * exists: built later they would be created by the application thread
      * (direct steps) while the engine thread creates rings, and Open MPI

@@ -83,7 +83,12 @@ int sc_send_round(sc_engine *e, long kind, int s, sc_mode mode, int k, const lon
     memcpy(e->msg + RH_LEN, tail, sizeof(long) * (size_t)e->n);
     for (int r = 0; r < e->n; r++) {
         if (r == e->rank || (kind == ROUND_RUN && e->parent[r] != -1)) continue;
-        int rc = PMPI_Send(e->msg, RH_LEN + e->n, MPI_LONG, r, TAG_ROUND, e->ctrl);
+        int len = RH_LEN + e->n;
+        if (kind == ROUND_TOPO) {   /* and what of r's deposits is included already, per slot */
+            for (int sl = 0; sl < e->nslots; sl++) e->msg[RH_LEN + e->n + sl] = e->slots[sl].track.included[r];
+            len += e->nslots;
+        }
+        int rc = PMPI_Send(e->msg, len, MPI_LONG, r, TAG_ROUND, e->ctrl);
         if (rc != MPI_SUCCESS) return rc;
     }
     return MPI_SUCCESS;
@@ -95,8 +100,9 @@ static int close_round(sc_engine *e, int s, sc_rules *rules, sc_mode mode, int k
 {
     sc_track *tr = &e->slots[s].track;
     if (rules->relax_quorum && !e->relaxed++)
-        sc_say(SC_SAY_STALL, 0, "starcoll: tolerant rounds stalled (ranks blocked in a call starcoll cannot see, "
-               "such as an exact collective each step); closing rounds below the quorum to go on");
+        sc_say(SC_SAY_STALL, 0, "starcoll: tolerant rounds made no progress for %.0f s while ranks waited (ranks blocked "
+               "in a call starcoll cannot see, or not running at all on a loaded machine); closing rounds below the "
+               "quorum to go on", sc_now() - e->last_note_t);
     int flushing = sc_track_flushing(tr);
     long deposits = 0;
     memcpy(e->prev_incl, tr->included, sizeof(long) * (size_t)e->n);
@@ -110,10 +116,15 @@ static int close_round(sc_engine *e, int s, sc_rules *rules, sc_mode mode, int k
      * point, so a rank still calls behind the others would leave them
      * blocked (in an exact collective of the application's, say) where
      * rounds would go on without it; equal positions too (identity.h),
-     * since ranks whose calls disagreed once stay a call apart.  Until
-     * then the exact mode runs as rounds (see catch_up). */
+     * since ranks whose calls disagreed once stay a call apart.  And only
+     * with no other slot holding a deposit no round has included yet (a
+     * late call's, from the tolerant spell): no round of that slot would
+     * close while the steps run direct, and it would be lost if the job
+     * ended so.  Until then the exact mode runs as rounds (see catch_up). */
     e->round_direct = 0;
-    if (s == 0 && e->pending_direct != SC_NMODES && mode == e->pending_direct) {
+    int others_drained = 1;
+    for (int o = 1; o < e->nslots && others_drained; o++) others_drained = !sc_track_has_news(&e->slots[o].track);
+    if (s == 0 && others_drained && e->pending_direct != SC_NMODES && mode == e->pending_direct) {
         int all_wait = 1;
         for (int r = 0; r < e->n && all_wait; r++) {
             /* a departed rank could not join the direct steps that follow */
@@ -167,7 +178,12 @@ static int change_topology(sc_engine *e, const long *parent, sc_mode mode, int k
     pthread_mutex_unlock(&e->mu);
     int rc = sc_send_round(e, ROUND_TOPO, 0, mode, k, parent, 0);
     if (rc != MPI_SUCCESS) return rc;
-    return sc_groups_apply(e, parent, e->epoch);
+    long *mine = malloc(sizeof(long) * (size_t)e->nslots);
+    if (!mine) return MPI_ERR_NO_MEM;
+    for (int s = 0; s < e->nslots; s++) mine[s] = e->slots[s].track.included[e->rank];
+    rc = sc_groups_apply(e, parent, e->epoch, mine);
+    free(mine);
+    return rc;
 }
 
 

@@ -73,14 +73,18 @@ struct sc_decider *sc_decider_new(sc_engine *e, int comm_id)
         char msg[256] = "";
         if (d->acc && d->row && d->nacc && d->last_t && d->dec_parent)
             d->sel = sc_selector_new(&cfg, msg, sizeof msg);
-        if (msg[0]) sc_say(SC_SAY_SELECTOR, 1, "%s", msg);
+        if (msg[0]) {
+            sc_say(SC_SAY_SELECTOR, 1, "%s%s", strncmp(msg, "starcoll:", 9) ? "starcoll: " : "", msg);
+            sc_report_note(comm_id, msg);   /* the report says the selector fell back */
+        }
         if (!d->sel) {
             sc_say(SC_SAY_SELECTOR, 1, "starcoll: the selector could not start; auto stays sync");
+            sc_report_note(comm_id, "the selector could not start; auto stays sync");
         }
         d->dec.parent = d->dec_parent;
         if (d->sel && sc_rt.policy.schedule[0]) {
             d->schedule = sc_schedule_parse(sc_rt.policy.schedule, e->n, msg, sizeof msg);
-            if (msg[0]) sc_say(SC_SAY_SCHEDULE, 1, "%s", msg);
+            if (msg[0]) sc_say(SC_SAY_SCHEDULE, 1, "%s%s", strncmp(msg, "starcoll:", 9) ? "starcoll: " : "", msg);
         }
     }
     return d;

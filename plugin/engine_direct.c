@@ -65,11 +65,15 @@ static int open_step(sc_engine *e, int *back_to_rounds)
  * here, and all go back to rounds at this same call.  The off rank's call
  * did not count and the others' did, so from now on their call streams
  * are a call apart: rounds tolerate that, and the coordinator sends
- * ranks direct only at equal positions, so they stay in rounds. */
-static int leave_direct(sc_engine *e)
+ * ranks direct only at equal positions, so they stay in rounds.  The
+ * ranks whose call counted skip that deposit's number on its slot (a
+ * deposit of nothing), so per-slot counts, which flushes align, stay
+ * level with the off rank's, whose next call on the slot is that one. */
+static int leave_direct(sc_engine *e, int skip_slot)
 {
     pthread_mutex_lock(&e->mu);
     e->direct = 0;
+    if (skip_slot >= 0) e->slots[skip_slot].calls++;
     pthread_mutex_unlock(&e->mu);
     return sc_engine_note(e, NOTE_ROUNDS);
 }
@@ -89,7 +93,7 @@ int sc_direct_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, i
     if (sc_engine_away_hook) sc_engine_away_hook(e, 0);
     if (*back_to_rounds) return MPI_SUCCESS;
     if (rc == MPI_SUCCESS && out != SC_LS_DONE) {
-        int rc2 = leave_direct(e);
+        int rc2 = leave_direct(e, slot);
         return rc2 != MPI_SUCCESS ? rc2 : MPI_ERR_OTHER;
     }
     pthread_mutex_lock(&e->mu);
@@ -120,7 +124,7 @@ int sc_direct_off(sc_engine *e, int slot, uint64_t shape, sc_off_verdict *verdic
         *verdict = SC_OFF_STRAY;   /* every rank makes it: run it exact, and stay direct */
         return MPI_SUCCESS;
     }
-    return leave_direct(e);
+    return leave_direct(e, -1);
 }
 
 /* A departing rank's part in one engine's direct steps: the broadcast, then

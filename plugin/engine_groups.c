@@ -1,7 +1,7 @@
 /* groups: the ring and its children (the paper's all-reduce architecture).
  *
- * Ranks predicted fast (members) reduce on a communicator of their own, the
- * ring, built among them only with MPI_Comm_create_group.  A predicted
+ * Ranks predicted fast (members) reduce among themselves, the ring
+ * (point-to-point on the data communicator, ring_allreduce.c).  A predicted
  * straggler (child) sends its deposits to its parent, a ring member, with
  * nonblocking point-to-point; the parent announces them to the coordinator,
  * folds them into the rounds the coordinator says include them, and sends
@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kernels.h"
+#include "mode_hier.h"
+#include "ring_allreduce.h"
 #include "runtime.h"
 
 static void free_entries(sc_deposit *d)
@@ -36,7 +38,9 @@ int sc_groups_init(sc_engine *e)
     e->children = calloc((size_t)e->n, sizeof(sc_child));
     e->res_buf = malloc(e->max_bytes);
     e->dep_buf = malloc(e->max_bytes);
-    return e->children && e->res_buf && e->dep_buf ? 0 : -1;
+    e->ring_members = malloc(sizeof(int) * (size_t)e->n);
+    e->ring_buf = malloc(e->max_bytes);
+    return e->children && e->res_buf && e->dep_buf && e->ring_members && e->ring_buf ? 0 : -1;
 }
 
 static void child_free(sc_engine *e, sc_child *c)
@@ -58,7 +62,8 @@ void sc_groups_free(sc_engine *e)
     free_entries(e->early);
     free(e->res_buf);
     free(e->dep_buf);
-    if (e->ring != MPI_COMM_NULL && e->ring != e->data) PMPI_Comm_free(&e->ring);
+    free(e->ring_members);
+    free(e->ring_buf);
 }
 
 static int child_alloc(sc_engine *e, sc_child *c)
@@ -93,7 +98,24 @@ static void hold(sc_engine *e, int child, sc_deposit *d, int slot)
     announce(e, slot, d->upto, d->flags, child, d->pos);
 }
 
-int sc_groups_apply(sc_engine *e, const long *parent, long epoch)
+/* This rank's deposits on sl that rounds have included (mu held): out of
+ * its list; a borrowed one is the caller's own buffer, nothing to keep. */
+static void drop_included(sc_slot *sl, long upto)
+{
+    while (sl->head && sl->head->upto <= upto) {
+        sc_deposit *d = sl->head;
+        sl->head = d->next;
+        if (!sl->head) sl->tail = NULL;
+        if (d->borrowed) {
+            free(d);
+        } else {
+            d->next = sl->spare;
+            sl->spare = d;
+        }
+    }
+}
+
+int sc_groups_apply(sc_engine *e, const long *parent, long epoch, const long *included)
 {
     for (int r = 0; r < e->n; r++) e->parent[r] = (int)parent[r];
     e->epoch = epoch;
@@ -109,13 +131,16 @@ int sc_groups_apply(sc_engine *e, const long *parent, long epoch)
         if (c->active && child_alloc(e, c) != 0) return MPI_ERR_NO_MEM;
     }
     /* This rank: as a child, send again everything not yet included; as a
-     * member, announce it to the coordinator. */
+     * member, announce it to the coordinator.  What a former parent has
+     * included already is dropped first, though its result may still be on
+     * its way: sent or reduced again, it would count twice. */
     pthread_mutex_lock(&e->mu);
     e->my_parent = (int)parent[e->rank];
     for (int s = 0; s < e->nslots; s++) {
         sc_slot *sl = &e->slots[s];
+        drop_included(sl, included[s]);   /* a waiting caller still waits for the result */
         for (sc_deposit *d = sl->head; d; d = d->next) d->sent = 0;
-        if (e->my_parent < 0 && sl->tail && sl->calls > sl->included_self) {
+        if (e->my_parent < 0 && sl->head && sl->calls > sl->included_self && sl->calls > included[s]) {
             long flags = (sl->tail->flags & NOTE_KIND_FLAGS) | (e->waiting_slot == s ? NOTE_WAITS : 0);
             long calls = sl->calls, pos = sl->tail->pos;
             pthread_mutex_unlock(&e->mu);
@@ -136,38 +161,32 @@ int sc_groups_apply(sc_engine *e, const long *parent, long epoch)
             free_entries(d);
         }
     }
-    if (e->ring != e->data && e->ring != MPI_COMM_NULL) PMPI_Comm_free(&e->ring);
-    e->ring = MPI_COMM_NULL;
     e->ring_epoch = -1;
     return MPI_SUCCESS;
 }
 
-int sc_groups_ring(sc_engine *e, MPI_Comm *ring)
+int sc_groups_ring_allreduce(sc_engine *e, sc_mode mode, const void *sendbuf, void *recvbuf, int s)
 {
-    int members = 0;
-    for (int r = 0; r < e->n; r++) members += e->parent[r] == -1;
-    if (members == e->n) {
-        *ring = e->data;
-        return MPI_SUCCESS;
+    const sc_slot *sl = &e->slots[s];
+    if (e->ring_epoch != e->epoch) {
+        e->ring_m = 0;
+        e->ring_me = -1;
+        for (int r = 0; r < e->n; r++) {
+            if (e->parent[r] != -1) continue;
+            if (r == e->rank) e->ring_me = e->ring_m;
+            e->ring_members[e->ring_m++] = r;
+        }
+        e->ring_epoch = e->epoch;
     }
-    if (e->ring_epoch != e->epoch || e->ring == MPI_COMM_NULL) {
-        /* Built among the members only: no straggler is asked to join. */
-        MPI_Group all, mem;
-        int *ranks = malloc(sizeof(int) * (size_t)members), m = 0;
-        if (!ranks) return MPI_ERR_NO_MEM;
-        for (int r = 0; r < e->n; r++)
-            if (e->parent[r] == -1) ranks[m++] = r;
-        int rc = PMPI_Comm_group(e->data, &all);
-        if (rc == MPI_SUCCESS) rc = PMPI_Group_incl(all, members, ranks, &mem);
-        if (rc == MPI_SUCCESS) rc = PMPI_Comm_create_group(e->data, mem, (int)(e->epoch % 30000), &e->ring);
-        PMPI_Group_free(&mem);
-        PMPI_Group_free(&all);
-        free(ranks);
-        if (rc != MPI_SUCCESS) return rc;
-        e->ring_epoch = (int)e->epoch;
+    if (e->ring_m == e->n) {
+        if (mode == SC_MODE_HIER)
+            return sc_hier_allreduce(&e->hier, e->data, sc_rt.policy.group_size, sendbuf, recvbuf, (int)sl->count,
+                                     sl->dt);
+        return PMPI_Allreduce(sendbuf, recvbuf, (int)sl->count, sl->dt, MPI_SUM, e->data);
     }
-    *ring = e->ring;
-    return MPI_SUCCESS;
+    if (e->ring_me < 0) return MPI_ERR_INTERN;   /* a child never runs a round */
+    return sc_ring_allreduce(sendbuf, recvbuf, sl->count, sl->dt, sl->dk, e->ring_members, e->ring_m, e->ring_me,
+                             e->data, TAG_RING, e->ring_buf);
 }
 
 int sc_groups_children_hold(const sc_engine *e, int s, const long *incl)
@@ -306,18 +325,7 @@ static int receive_results(sc_engine *e)
         sc_sum_into(sl->inbox, e->res_buf, (size_t)sl->count, sl->dk);
         sl->inbox_rounds++;
         if (h[CR_INCL] > sl->included_self) sl->included_self = h[CR_INCL];
-        /* drop my deposits the rounds have now included */
-        while (sl->head && sl->head->upto <= sl->included_self) {
-            sc_deposit *d = sl->head;
-            sl->head = d->next;
-            if (!sl->head) sl->tail = NULL;
-            if (d->borrowed) {   /* the caller's own buffer: nothing to keep */
-                free(d);
-            } else {
-                d->next = sl->spare;
-                sl->spare = d;
-            }
-        }
+        drop_included(sl, sl->included_self);
         e->mode = (sc_mode)h[CR_MODE];
         e->k = (int)h[CR_K];
         e->stats.rounds++;

@@ -20,7 +20,7 @@
 /* ctrl tags: notices to the coordinator, its round and topology messages,
  * per-step features.  data tags: the children's traffic with parents. */
 enum { TAG_NOTE = 7101, TAG_ROUND = 7102, TAG_FEAT = 7103, TAG_STATUS_ASK = 7104, TAG_STATUS = 7105 };
-enum { TAG_CDEP_H = 7201, TAG_CDEP_B = 7202, TAG_CRES_H = 7203, TAG_CRES_B = 7204 };
+enum { TAG_CDEP_H = 7201, TAG_CDEP_B = 7202, TAG_CRES_H = 7203, TAG_CRES_B = 7204, TAG_RING = 7205 };
 /* AWAY/BACK: in and out of a call outside these rounds (another
  * communicator's); DIRECT/ROUNDS: into direct steps and back; OFF: a call
  * off the pattern, waiting for the verdict (the count field holds its
@@ -38,7 +38,8 @@ enum { NOTE_KIND, NOTE_SLOT, NOTE_COUNT, NOTE_FLAGS, NOTE_FOR, NOTE_POS, NOTE_LE
 enum { ROUND_RUN = 1, ROUND_STOP = 2, ROUND_TOPO = 3, ROUND_FINAL = 4, ROUND_VERDICT = 5 };
 enum { CMD_NONE = 0, CMD_ENGINE = 1, CMD_SYNC = 2, CMD_HIER = 3, CMD_STOP = 4 };   /* direct: the per-step broadcast */
 enum { CMD_PROBE = 0x100 };   /* ... or'ed with NONE, SYNC or HIER: probe the links first (engine_probe.c) */
-/* Round message: header, then incl[n] (RUN) or parent[n] (TOPO). */
+/* Round message: header, then incl[n] (RUN), or parent[n] and the
+ * receiver's included deposits per slot (TOPO). */
 enum { RH_KIND, RH_SLOT, RH_MODE, RH_K, RH_EPOCH, RH_FRESH, RH_DIRECT, RH_LEN };
 /* child -> parent deposit header; parent -> child result header */
 enum { CD_SLOT, CD_COUNT, CD_FLAGS, CD_EPOCH, CD_POS, CD_LEN };
@@ -97,9 +98,9 @@ struct sc_engine {
      * steps' broadcast; data: rounds (engine threads) and the children's
      * traffic; direct: the application threads' direct collectives, apart
      * from data so a rank still finishing a round never crosses a direct
-     * call on the same communicator at a switch; ring: the members' part
-     * of data in groups. */
-    MPI_Comm ctrl, data, direct_comm, ring;
+     * call on the same communicator at a switch.  The groups ring runs on
+     * data among the members (ring_allreduce.c), no communicator of its own. */
+    MPI_Comm ctrl, data, direct_comm;
     int rank, n, coord;
     int comm_id;               /* report row of the communicator */
     pthread_t thread;
@@ -132,7 +133,10 @@ struct sc_engine {
     /* topology, engine thread */
     long epoch;                /* topology epoch */
     int *parent;               /* per rank: -1 member, else its parent */
-    int ring_epoch;            /* epoch the ring communicator was built for (-1 none) */
+    int *ring_members;         /* the ring: member ranks of data, ascending */
+    int ring_m, ring_me;       /* how many; this rank's index (-1: a child) */
+    long ring_epoch;           /* epoch ring_members was listed for (-1 none) */
+    void *ring_buf;            /* a chunk being received */
     sc_child *children;        /* per rank */
     sc_deposit *early;         /* child deposits sent under a topology this rank has not applied yet */
     void *res_buf;             /* a result being received */
@@ -194,10 +198,14 @@ int sc_engine_note(sc_engine *e, long kind);
 int sc_groups_init(sc_engine *e);
 void sc_groups_free(sc_engine *e);
 /* Apply a topology (parent per rank) at this rank: hand pending deposits to
- * their new owner, drop a ring built for the old one. */
-int sc_groups_apply(sc_engine *e, const long *parent, long epoch);
-/* The communicator a round runs on, built among the members when needed. */
-int sc_groups_ring(sc_engine *e, MPI_Comm *ring);
+ * their new owner, list the new ring.  included: per slot,
+ * how many of this rank's deposits rounds have included so far (some
+ * through a former parent, whose word may still be on its way): those are
+ * neither sent nor announced again. */
+int sc_groups_apply(sc_engine *e, const long *parent, long epoch, const long *included);
+/* Sum a round's buffer over the ring (all of data when every rank is a
+ * member; hier's sub-communicators then in hier mode). */
+int sc_groups_ring_allreduce(sc_engine *e, sc_mode mode, const void *sendbuf, void *recvbuf, int s);
 /* Parent: does the round include deposits held for children? */
 int sc_groups_children_hold(const sc_engine *e, int s, const long *incl);
 /* Parent: fold held child deposits into the round buffer; returns how many. */
@@ -231,7 +239,9 @@ void sc_engine_free(sc_engine *e);
 void sc_coordinator_loop(sc_engine *e);
 void sc_member_loop(sc_engine *e);
 int sc_coord_drain_notes(sc_engine *e);
-/* Round message (RUN, STOP, FINAL) to the members, or TOPO to everybody. */
+/* Round message (RUN, STOP, FINAL) to the members, or TOPO to everybody;
+ * tail: incl[n] (RUN) or parent[n] (TOPO, followed by the receiver's
+ * included counts per slot). */
 int sc_send_round(sc_engine *e, long kind, int s, sc_mode mode, int k, const long *tail, long fresh);
 
 /* engine_direct.c: lockstep calls by the application threads.  A call

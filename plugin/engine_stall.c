@@ -11,7 +11,8 @@
 #include <string.h>
 #include "runtime.h"
 
-enum { ST_STATE, ST_SLOT, ST_POS, ST_AGE_MS, ST_WHAT, ST_LEN };   /* one answer */
+/* one answer; the last five, about the slot of the call, for the books */
+enum { ST_STATE, ST_SLOT, ST_POS, ST_AGE_MS, ST_WHAT, ST_CALLS, ST_INCLUDED, ST_INBOX, ST_WAITING, ST_PARENT, ST_LEN };
 
 struct sc_stall {
     pthread_mutex_t mu;
@@ -78,6 +79,14 @@ static void my_answer(sc_engine *e, long *a)
     a[ST_AGE_MS] = (long)((sc_now() - w->since) * 1e3);
     a[ST_WHAT] = w->what;
     pthread_mutex_unlock(&w->mu);
+    pthread_mutex_lock(&e->mu);
+    int s = a[ST_SLOT] >= 0 && a[ST_SLOT] < e->nslots ? (int)a[ST_SLOT] : 0;
+    a[ST_CALLS] = e->slots[s].calls;
+    a[ST_INCLUDED] = e->slots[s].included_self;
+    a[ST_INBOX] = e->slots[s].inbox_rounds;
+    a[ST_WAITING] = e->main_waiting * 100 + e->waiting_slot;
+    a[ST_PARENT] = e->my_parent;
+    pthread_mutex_unlock(&e->mu);
 }
 
 void sc_stall_alarm(sc_engine *e, int r, double waited)
@@ -174,13 +183,20 @@ static void print_line(sc_engine *e)
             fprintf(stderr, " | r%d blocked %d pos %ld off %ld%s%s", q, e->blocked_at[q], e->last_pos[q], e->off_pos[q],
                     e->in_direct[q] ? " direct" : "", e->gone[q] ? " gone" : "");
         fputc('\n', stderr);
+        fprintf(stderr, "starcoll: comm %d ranks' own view (calls/included/inbox on the slot of their call, waiting, parent):",
+                e->comm_id);
+        for (int q = 0; q < e->n; q++) {
+            const long *a = w->answers + q * ST_LEN;
+            fprintf(stderr, " | r%d s%ld %ld/%ld/%ld w%ld p%ld", q, a[ST_SLOT], a[ST_CALLS], a[ST_INCLUDED], a[ST_INBOX],
+                    a[ST_WAITING], a[ST_PARENT]);
+        }
+        fputc('\n', stderr);
         for (int sl = 0; sl < e->nslots; sl++) {
             const sc_track *t = &e->slots[sl].track;
-            fprintf(stderr, "starcoll: comm %d slot %d catch-up %ld (announced/included, f: flush at, x: waits):", e->comm_id,
-                    sl, t->catch_up_to);
+            fprintf(stderr, "starcoll: comm %d slot %d flush %ld (announced/included, x: waits):", e->comm_id, sl,
+                    t->flush_upto);
             for (int q = 0; q < e->n; q++)
-                fprintf(stderr, " %ld/%ld%s%s", t->announced[q], t->included[q],
-                        t->flush_at[q] > t->included[q] ? "f" : "", t->exact_upto[q] == t->announced[q] ? "x" : "");
+                fprintf(stderr, " %ld/%ld%s", t->announced[q], t->included[q], t->exact_upto[q] == t->announced[q] ? "x" : "");
             fputc('\n', stderr);
         }
     }

@@ -10,9 +10,8 @@ int sc_track_init(sc_track *t, int n)
     t->included = calloc((size_t)n, sizeof(long));
     t->absent = calloc((size_t)n, sizeof(int));
     t->exact_upto = calloc((size_t)n, sizeof(long));
-    t->flush_at = calloc((size_t)n, sizeof(long));
     t->quorum_since = -1;
-    if (!t->announced || !t->included || !t->absent || !t->exact_upto || !t->flush_at) {
+    if (!t->announced || !t->included || !t->absent || !t->exact_upto) {
         sc_track_free(t);
         return -1;
     }
@@ -25,8 +24,7 @@ void sc_track_free(sc_track *t)
     free(t->included);
     free(t->absent);
     free(t->exact_upto);
-    free(t->flush_at);
-    t->announced = t->included = t->exact_upto = t->flush_at = NULL;
+    t->announced = t->included = t->exact_upto = NULL;
     t->absent = NULL;
 }
 
@@ -34,7 +32,7 @@ void sc_track_announce(sc_track *t, int r, long count, int flags)
 {
     if (r < 0 || r >= t->n) return;
     if (count > t->announced[r]) t->announced[r] = count;
-    if ((flags & SC_DEP_FLUSH) && count > t->flush_at[r]) t->flush_at[r] = count;
+    if ((flags & SC_DEP_FLUSH) && count > t->flush_upto) t->flush_upto = count;
     if ((flags & (SC_DEP_FLUSH | SC_DEP_EXACT)) && count > t->exact_upto[r]) t->exact_upto[r] = count;
 }
 
@@ -54,56 +52,35 @@ static int blocked_elsewhere(const sc_rules *r, int i)
 
 void sc_track_catch_up(sc_track *t, long count)
 {
-    t->catch_up_to = count;
-}
-
-static int flush_pending(const sc_track *t, int i) { return t->flush_at[i] > t->included[i]; }
-
-static int any_flush(const sc_track *t)
-{
-    for (int i = 0; i < t->n; i++)
-        if (flush_pending(t, i)) return 1;
-    return 0;
+    if (count > t->flush_upto) t->flush_upto = count;
 }
 
 int sc_track_flushing(const sc_track *t)
 {
-    return t->catch_up_to > 0 || any_flush(t);
+    return t->flush_upto != 0;
 }
 
-/* Every active rank has announced its flush deposit (and reached the
- * catch-up count). */
+/* Every active rank has made as many calls as the flush deposit's count.
+ * A count, not each rank's own flush deposit: MPI_Pcontrol is a local call,
+ * and a flush one rank alone asked for must not wait for the others'. */
 static int flush_complete(const sc_track *t, const sc_rules *r)
 {
-    int flush = any_flush(t);
-    for (int i = 0; i < t->n; i++) {
-        if (gone(r, i)) continue;
-        if (flush && !flush_pending(t, i)) return 0;
-        if (t->catch_up_to && t->announced[i] < t->catch_up_to) return 0;
-    }
+    for (int i = 0; i < t->n; i++)
+        if (!gone(r, i) && t->announced[i] < t->flush_upto) return 0;
     return 1;
-}
-
-/* While a flush is incomplete: how far rank i's deposits may go into a
- * round (its flush deposit, or those past the catch-up count, wait). */
-static long before_flush(const sc_track *t, int i)
-{
-    long upto = t->announced[i];
-    if (flush_pending(t, i)) upto = t->flush_at[i] - 1;
-    else if (t->catch_up_to && upto > t->catch_up_to - 1) upto = t->catch_up_to - 1;
-    return upto < t->included[i] ? t->included[i] : upto;
 }
 
 /* While a flush is pending, ranks that have not reached it yet still get
  * rounds of their deposits before the flush (the flushing ranks wait and
  * deposit nothing new); the flush round proper closes once every active
- * rank has announced its flush deposit. */
+ * rank has made as many calls. */
 static sc_verdict flush_verdict(const sc_track *t, const sc_rules *r)
 {
     if (flush_complete(t, r)) return sc_track_has_news(t) ? SC_CLOSE : SC_WAIT;
     int news = 0;
     for (int i = 0; i < t->n; i++) {
-        int is_fresh = before_flush(t, i) > t->included[i];
+        long upto = t->announced[i] < t->flush_upto - 1 ? t->announced[i] : t->flush_upto - 1;
+        int is_fresh = upto > t->included[i];
         news |= is_fresh;
         /* the staleness bound holds here too, for ranks still computing */
         int blocked = r->blocked_at && r->blocked_at[i] != -1;
@@ -154,10 +131,9 @@ int sc_round_close(sc_track *t, const sc_rules *r, long *incl)
 {
     int fresh = 0;
     /* A pending flush holds back the flush deposits until all are in. */
-    int partial = sc_track_flushing(t) && !flush_complete(t, r);
-    if (!partial) t->catch_up_to = 0;
+    long cap = t->flush_upto && !flush_complete(t, r) ? t->flush_upto - 1 : -1;
     for (int i = 0; i < t->n; i++) {
-        long upto = partial ? before_flush(t, i) : t->announced[i];
+        long upto = cap >= 0 && t->announced[i] > cap ? cap : t->announced[i];
         if (upto < t->included[i]) upto = t->included[i];
         int is_fresh = upto > t->included[i];
         fresh += is_fresh;
@@ -169,6 +145,7 @@ int sc_round_close(sc_track *t, const sc_rules *r, long *incl)
         t->included[i] = upto;
         incl[i] = upto;
     }
+    if (t->flush_upto && cap < 0) t->flush_upto = 0;
     t->rounds++;
     t->fresh_total += fresh;
     t->quorum_since = -1;

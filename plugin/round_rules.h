@@ -19,8 +19,7 @@ typedef struct sc_track {
     long *included;       /* per rank: deposits included in closed rounds */
     int *absent;          /* per rank: consecutive closed rounds it had nothing fresh in */
     long *exact_upto;     /* per rank: count of its latest deposit flagged flush or exact (it waits for it) */
-    long *flush_at;       /* per rank: count of its latest flush deposit (0 none); pending while not included */
-    long catch_up_to;     /* catching up: a round needs every active rank's first catch_up_to deposits; 0 none */
+    long flush_upto;      /* a flush (or a catch-up) needs every active rank's first flush_upto deposits; 0 none */
     double quorum_since;  /* time the quorum was first met for the open round; < 0 not yet */
     long max_absent;      /* largest absence seen (staleness, for the report) */
     double fresh_total;   /* sum over closed rounds of their fresh ranks */
@@ -53,11 +52,9 @@ void sc_track_free(sc_track *t);
 
 /* How a deposit asks to be reduced (flags of sc_track_announce).
  *   FLUSH: at a program point (MPI_Pcontrol(0) or (2), a pattern change):
- *          its round waits until every active rank has made its own flush
- *          deposit, so a rank behind in calls makes them first (they get
- *          rounds of their own).  Each rank's flush deposit marks the
- *          point, not a call count: ranks whose calls once disagreed (one
- *          call refused on one rank) have counts a call apart.
+ *          its round waits until every active rank has made as many calls,
+ *          so a rank behind in calls catches up first (those calls get
+ *          rounds of their own).
  *   EXACT: made while an exact mode is in force: its round waits for a
  *          fresh deposit of every member, whatever their call counts, so
  *          a switch from a tolerant mode costs no catch-up. */
