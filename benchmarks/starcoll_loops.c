@@ -24,7 +24,7 @@
  * usage: starcoll_loops [--loop fresh|moving|own|staging] [--counts C1,C2,...]
  *          [--loss] [--in-place] [--steps N] [--warmup N] [--compute-ms MS]
  *          [--slow-rank R] [--slow-factor F] [--extra-call STEP]
- *          [--stop-at STEP --stop-s S]
+ *          [--stop-at STEP --stop-s S] [--two-comms] [--soak] [--bound-s S]
  * --loop: fresh  malloc/free of every buffer every step, on every rank;
  *         moving fresh buffers on odd ranks only, kept ones elsewhere;
  *         own    one buffer per tensor, kept (as frameworks do);
@@ -50,7 +50,8 @@ static long counts[MAX_TENSORS] = {65536, 32768, 16384, 49152};
 static double compute_ms = 10, slow_factor = 1, stop_s = 0;
 static int slow_rank = -1, extra_call = -1, stop_at = -1;
 static const char *loop = "fresh";
-static int passed, failed, bad_returns;
+static int passed, failed, bad_returns, two_comms = 0, soak = 0;
+static double bound_s = 0, longest_s = 0;
 
 static void sleep_ms(double ms)
 {
@@ -83,12 +84,22 @@ static void say_rc(int rc, const char *what, int step)
     }
 }
 
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
 static long tag_of(int i) { return i % 3 == 0 ? 1 : i % 3 == 1 ? 64 : 4096; }
 
 /* This rank's gradient of tensor i at step s, element e: a multiple of the tag. */
 static float value(int i, int s, long e) { return (float)(tag_of(i) * (1 + (rank + s + i + e) % 3)); }
 
 typedef struct {
+    MPI_Comm comm;
+    const char *name;
     float *grad[MAX_TENSORS], *out[MAX_TENSORS];   /* own: kept */
     float *stage;                                   /* staging */
     double *sent[MAX_TENSORS], *got[MAX_TENSORS];   /* per element sums, exact */
@@ -134,19 +145,22 @@ static void reduce_tensor(state *st, int i, int s, int zero)
         st->sent[i][e] += g[e];
     }
     int rc;
+    double t0 = MPI_Wtime();
     if (!strcmp(loop, "staging")) {
         memcpy(st->stage, g, sizeof(float) * (size_t)n);
-        rc = MPI_Allreduce(MPI_IN_PLACE, st->stage, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        rc = MPI_Allreduce(MPI_IN_PLACE, st->stage, (int)n, MPI_FLOAT, MPI_SUM, st->comm);
         if (rc == MPI_SUCCESS) take(st, i, st->stage);
     } else if (in_place) {
-        rc = MPI_Allreduce(MPI_IN_PLACE, g, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        rc = MPI_Allreduce(MPI_IN_PLACE, g, (int)n, MPI_FLOAT, MPI_SUM, st->comm);
         if (rc == MPI_SUCCESS) take(st, i, g);
     } else {
         float *out = fresh ? alloc_floats(n) : st->out[i];
-        rc = MPI_Allreduce(g, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        rc = MPI_Allreduce(g, out, (int)n, MPI_FLOAT, MPI_SUM, st->comm);
         if (rc == MPI_SUCCESS) take(st, i, out);
         if (fresh) free(out);
     }
+    double took = MPI_Wtime() - t0;
+    if (took > longest_s) longest_s = took;
     say_rc(rc, "a gradient MPI_Allreduce", s);
     free(junk);
     if (fresh) free(g);
@@ -161,7 +175,7 @@ static void one_step(state *st, int s, int zero, int *loss_ok)
             /* a call no other rank makes: refused with an error, nothing hangs */
             long n = 20000;
             float *x = calloc((size_t)n, sizeof(float)), *y = alloc_floats(n);
-            int rc = MPI_Allreduce(x, y, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            int rc = MPI_Allreduce(x, y, (int)n, MPI_FLOAT, MPI_SUM, st->comm);
             fprintf(stderr, "rank %d: the extra call at step %d returned %s\n", rank, s,
                     rc == MPI_SUCCESS ? "MPI_SUCCESS" : "an error");
             free(x);
@@ -170,10 +184,13 @@ static void one_step(state *st, int s, int zero, int *loss_ok)
         reduce_tensor(st, i, s, zero);
     }
     if (loss) {
-        float l = (float)(rank + 1 + s % 5), sum = -1;
-        int rc = MPI_Allreduce(&l, &sum, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        int crank, csize;
+        MPI_CHECK(MPI_Comm_rank(st->comm, &crank));
+        MPI_CHECK(MPI_Comm_size(st->comm, &csize));
+        float l = (float)(crank + 1 + s % 5), sum = -1;
+        int rc = MPI_Allreduce(&l, &sum, 1, MPI_FLOAT, MPI_SUM, st->comm);
         say_rc(rc, "the loss MPI_Allreduce", s);
-        float want = (float)(size * (size + 1) / 2 + size * (s % 5));
+        float want = (float)(csize * (csize + 1) / 2 + csize * (s % 5));
         if (rc != MPI_SUCCESS || sum != want) *loss_ok = 0;
     }
 }
@@ -212,6 +229,9 @@ int main(int argc, char **argv)
         else if (v && !strcmp(o, "--extra-call")) extra_call = atoi(argv[++a]);
         else if (v && !strcmp(o, "--stop-at")) stop_at = atoi(argv[++a]);
         else if (v && !strcmp(o, "--stop-s")) stop_s = atof(argv[++a]);
+        else if (!strcmp(o, "--two-comms")) two_comms = 1;
+        else if (!strcmp(o, "--soak")) soak = 1;
+        else if (v && !strcmp(o, "--bound-s")) bound_s = atof(argv[++a]);
         else ntensors = -1;
     }
     int known = !strcmp(loop, "fresh") || !strcmp(loop, "moving") || !strcmp(loop, "own") || !strcmp(loop, "staging");
@@ -220,71 +240,102 @@ int main(int argc, char **argv)
         MPI_CHECK(MPI_Finalize());
         return 2;
     }
-    state st = {.tags_ok = 1};
+    /* the streams: the world, and with --two-comms each half of it */
+    state st[2] = {{.comm = MPI_COMM_WORLD, .name = "world", .tags_ok = 1}, {.name = "half", .tags_ok = 1}};
+    int nst = 1;
+    if (two_comms && MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &st[1].comm)) == MPI_SUCCESS) nst = 2;
     long maxc = 0;
-    for (int i = 0; i < ntensors; i++) {
-        st.grad[i] = alloc_floats(counts[i]);
-        st.out[i] = alloc_floats(counts[i]);
-        st.sent[i] = calloc((size_t)counts[i], sizeof(double));
-        st.got[i] = calloc((size_t)counts[i], sizeof(double));
+    for (int i = 0; i < ntensors; i++)
         if (counts[i] > maxc) maxc = counts[i];
+    for (int c = 0; c < nst; c++) {
+        for (int i = 0; i < ntensors; i++) {
+            st[c].grad[i] = alloc_floats(counts[i]);
+            st[c].out[i] = alloc_floats(counts[i]);
+            st[c].sent[i] = calloc((size_t)counts[i], sizeof(double));
+            st[c].got[i] = calloc((size_t)counts[i], sizeof(double));
+        }
+        st[c].stage = alloc_floats(maxc);
     }
-    st.stage = alloc_floats(maxc);
     int loss_ok = 1;
     double t_warm = 0, t_start = MPI_Wtime();
     for (int s = 0; s < steps; s++) {
         if (s == warmup) t_warm = MPI_Wtime();
-        sleep_ms(compute_ms * (me_slow() ? slow_factor : 1));
+        double ms = compute_ms * (me_slow() ? slow_factor : 1);
+        if (soak) {   /* random compute, 2% spikes: a noisy rank is a different one each step */
+            uint64_t u = mix64((uint64_t)rank * 1000003 + (uint64_t)s);
+            ms *= (double)(u % 1000) / 1000.0;
+            if ((u >> 20) % 50 == 0) ms = 10 * compute_ms;
+            if (s % 53 == 17) MPI_CHECK(MPI_Pcontrol(2));   /* program points every rank shares */
+            if (s % 71 == 30) MPI_CHECK(MPI_Pcontrol(0));
+            if (s % 71 == 40) MPI_CHECK(MPI_Pcontrol(1));
+        }
+        sleep_ms(ms);
         if (s == stop_at && me_slow()) sleep_ms(stop_s * 1e3);
-        one_step(&st, s, 0, &loss_ok);
+        for (int c = 0; c < nst; c++) one_step(&st[c], s, 0, &loss_ok);
     }
     double t_end = MPI_Wtime();
     double per_step = (t_end - (warmup < steps ? t_warm : t_start)) / (warmup < steps ? steps - warmup : steps) * 1e3;
+    MPI_CHECK(MPI_Pcontrol(1));
     MPI_CHECK(MPI_Pcontrol(2));   /* flush: the next call on every tensor delivers everything pending */
-    one_step(&st, steps, 1, &loss_ok);
+    for (int c = 0; c < nst; c++) one_step(&st[c], steps, 1, &loss_ok);
     char what[200];
     snprintf(what, sizeof what, "%s: every MPI call returned MPI_SUCCESS%s", loop,
              extra_call >= 0 ? " (but the extra call)" : "");
     check(bad_returns + sc_mpi_failures == 0, what);
+    int tags_ok = st[0].tags_ok && (nst < 2 || st[1].tags_ok);
     snprintf(what, sizeof what, "%s: every result of a tensor is made of that tensor's buffers (tags)", loop);
-    check(st.tags_ok, what);
+    check(tags_ok, what);
     if (loss) {
         snprintf(what, sizeof what, "%s: the per-step loss is exact at every step", loop);
         check(loss_ok, what);
     }
-    /* conservation and replicas: plain reductions (MPI_Reduce and a
-     * broadcast are not reshaped) */
-    int cons = 1, same = 1;
-    for (int i = 0; i < ntensors; i++) {
-        long n = counts[i];
-        double *sent = malloc(sizeof(double) * (size_t)n), *lo = malloc(sizeof(double) * (size_t)n),
-               *hi = malloc(sizeof(double) * (size_t)n);
-        if (!sent || !lo || !hi) MPI_Abort(MPI_COMM_WORLD, 3);
-        rc = MPI_Reduce(st.sent[i], sent, (int)n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-        if (rc == MPI_SUCCESS) rc = MPI_Reduce(st.got[i], lo, (int)n, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
-        if (rc == MPI_SUCCESS) rc = MPI_Reduce(st.got[i], hi, (int)n, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-        if (rc != MPI_SUCCESS) cons = same = 0;
-        for (long e = 0; rank == 0 && rc == MPI_SUCCESS && e < n; e++) {
-            if (lo[e] != hi[e]) same = 0;
-            if (lo[e] != sent[e] && cons) {
-                cons = 0;
-                fprintf(stderr, "tensor %d element %ld: received %.0f, sent %.0f\n", i, e, lo[e], sent[e]);
+    /* conservation and replicas, per stream: plain reductions (MPI_Reduce
+     * and a broadcast are not reshaped) */
+    for (int c = 0; c < nst; c++) {
+        int cons = 1, same = 1, crank;
+        MPI_CHECK(MPI_Comm_rank(st[c].comm, &crank));
+        for (int i = 0; i < ntensors; i++) {
+            long n = counts[i];
+            double *sent = malloc(sizeof(double) * (size_t)n), *lo = malloc(sizeof(double) * (size_t)n),
+                   *hi = malloc(sizeof(double) * (size_t)n);
+            if (!sent || !lo || !hi) MPI_Abort(MPI_COMM_WORLD, 3);
+            rc = MPI_Reduce(st[c].sent[i], sent, (int)n, MPI_DOUBLE, MPI_SUM, 0, st[c].comm);
+            if (rc == MPI_SUCCESS) rc = MPI_Reduce(st[c].got[i], lo, (int)n, MPI_DOUBLE, MPI_MIN, 0, st[c].comm);
+            if (rc == MPI_SUCCESS) rc = MPI_Reduce(st[c].got[i], hi, (int)n, MPI_DOUBLE, MPI_MAX, 0, st[c].comm);
+            if (rc != MPI_SUCCESS) cons = same = 0;
+            for (long e = 0; crank == 0 && rc == MPI_SUCCESS && e < n; e++) {
+                if (lo[e] != hi[e]) same = 0;
+                if (lo[e] != sent[e] && cons) {
+                    cons = 0;
+                    fprintf(stderr, "%s: tensor %d element %ld: received %.0f, sent %.0f\n", st[c].name, i, e, lo[e],
+                            sent[e]);
+                }
             }
+            free(sent);
+            free(lo);
+            free(hi);
         }
-        free(sent);
-        free(lo);
-        free(hi);
+        if (crank != 0) cons = same = 1;   /* rank 0 of each stream judged it */
+        snprintf(what, sizeof what, "%s: nothing lost, nothing doubled, per tensor (%s)", loop, st[c].name);
+        check(cons, what);
+        snprintf(what, sizeof what, "%s: replicas bitwise equal after the flush (%s)", loop, st[c].name);
+        check(same, what);
     }
-    snprintf(what, sizeof what, "%s: nothing lost, nothing doubled, per tensor", loop);
-    check(cons, what);
-    snprintf(what, sizeof what, "%s: replicas bitwise equal after the flush", loop);
-    check(same, what);
+    double longest = 0;
+    MPI_CHECK(MPI_Reduce(&longest_s, &longest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Bcast(&longest, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    if (bound_s > 0) {
+        snprintf(what, sizeof what, "%s: no single MPI_Allreduce took over %.1f s (the longest took %.3f s)", loop, bound_s,
+                 longest);
+        check(longest <= bound_s, what);
+    }
+    if (nst == 2) MPI_CHECK(MPI_Comm_free(&st[1].comm));
     /* figures: mean step time of the ranks never slow, and of the slow one */
     double mine[2] = {me_slow() ? 0 : per_step, me_slow() ? per_step : 0}, sum[2] = {0, 0};
     rc = MPI_Reduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0 && rc == MPI_SUCCESS) {
-        printf("loops: loop=%s ranks=%d steps=%d fast_step_ms=%.3f slow_step_ms=%.3f\n", loop, size, steps,
-               size > 1 ? sum[0] / (size - 1) : sum[0], sum[1]);
+        printf("loops: loop=%s ranks=%d steps=%d fast_step_ms=%.3f slow_step_ms=%.3f longest_call_s=%.3f\n", loop, size,
+               steps, size > 1 ? sum[0] / (size - 1) : sum[0], sum[1], longest);
         printf("%d passed, %d failed\n", passed, failed);
     }
     MPI_CHECK(MPI_Finalize());

@@ -25,6 +25,7 @@
 #include "runtime.h"
 #include "monitor.h"
 #include "trace.h"
+#include "outfile.h"
 
 double sc_now(void)
 {
@@ -105,7 +106,11 @@ static int quorum_k(const sc_engine *e)
     else if (q < 1) k = (int)(q * e->n + 0.999999);
     else k = (int)q;
     if (k < 1) k = 1;
-    if (k > e->n) k = e->n;
+    if (k > e->n) {
+        sc_say(SC_SAY_QUORUM, 0, "starcoll: STARCOLL_QUORUM=%.15g is more than the %d ranks of a communicator; it waits for all %d",
+               q, e->n, e->n);
+        k = e->n;
+    }
     return k;
 }
 
@@ -283,7 +288,11 @@ void sc_engine_free(sc_engine *e)
     sc_stall_free(e);
     sc_hier_free(&e->hier);
     sc_hier_free(&e->direct_hier);
-    if (e->trace) fclose(e->trace);
+    if (e->trace) {
+        int err = sc_outfile_close(e->trace);
+        if (err) sc_say(SC_SAY_TRACE_WRITE, 1, "starcoll: STARCOLL_TRACE: writing %s failed (%s); the trace is incomplete",
+                        e->trace_path, strerror(err));
+    }
     if (e->ctrl != MPI_COMM_NULL) PMPI_Comm_free(&e->ctrl);
     if (e->data != MPI_COMM_NULL) PMPI_Comm_free(&e->data);
     if (e->direct_comm != MPI_COMM_NULL) PMPI_Comm_free(&e->direct_comm);
@@ -294,18 +303,22 @@ void sc_engine_free(sc_engine *e)
 }
 
 /* STARCOLL_TRACE: PREFIX.<world rank> for the world, PREFIX.<world rank>.c<N>
- * for the N-th other communicator; a file that cannot be opened costs one
- * line and no trace. */
+ * for the N-th other communicator (a prefix ending in '/' is a folder:
+ * FOLDER/trace.<world rank>); never through a symbolic link nor over an
+ * existing file (outfile.h).  A file that cannot be opened costs one line
+ * and no trace. */
 static void open_trace(sc_engine *e, int comm_id)
 {
-    char path[SC_PATH_LEN + 32];
-    if (comm_id == 0) snprintf(path, sizeof path, "%s.%d", sc_rt.policy.trace, sc_rt.world_rank);
-    else snprintf(path, sizeof path, "%s.%d.c%d", sc_rt.policy.trace, sc_rt.world_rank, comm_id);
-    e->trace = fopen(path, "w");
-    if (!e->trace) {
-        sc_say(SC_SAY_TRACE, 1, "starcoll: STARCOLL_TRACE: cannot write %s; no trace", path);
-        return;
-    }
+    char path[SC_PATH_LEN + 40], used[SC_PATH_LEN + 48], note[2 * SC_PATH_LEN + 200];
+    const char *prefix = sc_rt.policy.trace;
+    size_t len = strlen(prefix);
+    const char *base = len && prefix[len - 1] == '/' ? "trace" : "";
+    if (comm_id == 0) snprintf(path, sizeof path, "%s%s.%d", prefix, base, sc_rt.world_rank);
+    else snprintf(path, sizeof path, "%s%s.%d.c%d", prefix, base, sc_rt.world_rank, comm_id);
+    e->trace = sc_outfile_open(path, used, sizeof used, note, sizeof note);
+    if (note[0]) sc_say(SC_SAY_TRACE, 1, "starcoll: STARCOLL_TRACE: %s%s", note, e->trace ? "" : "; no trace");
+    if (!e->trace) return;
+    snprintf(e->trace_path, sizeof e->trace_path, "%s", used);
     sc_trace_write_header(e->trace, e->rank, e->n, sc_rt.policy.epoch, sc_rt.policy.papi_events);
 }
 

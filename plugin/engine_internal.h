@@ -16,6 +16,7 @@
 #include "engine.h"
 #include "round_rules.h"
 #include "mode_hier.h"
+#include "policy.h"
 
 /* ctrl tags: notices to the coordinator, its round and topology messages,
  * per-step features.  data tags: the children's traffic with parents. */
@@ -179,6 +180,7 @@ struct sc_engine {
     void *lockstep_buf;             /* application thread: the poisoned buffer of an off-pattern direct call */
     double link_spb;                /* seconds per byte of this rank's latest link probe, 0 before one */
     FILE *trace;                    /* STARCOLL_TRACE, this rank's file */
+    char trace_path[SC_PATH_LEN + 48];
     sc_engine_stats stats;
 };
 

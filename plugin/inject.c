@@ -8,7 +8,7 @@
 
 static int fail(char *err, size_t len, const char *what, const char *item)
 {
-    snprintf(err, len, "%s in '%s'", what, item);
+    snprintf(err, len, "%s in '%.40s%s'", what, item, strlen(item) > 40 ? "..." : "");
     return -1;
 }
 
@@ -78,6 +78,7 @@ int sc_inject_parse(const char *spec, sc_inject *out, char *err, size_t errlen)
         }
     }
     if (!have_rank) return fail(err, errlen, "rank= is required", spec);
+    if (in.until >= 0 && in.until <= in.from) return fail(err, errlen, "until must be above from", spec);
     if (!have_delay) return fail(err, errlen, "delay= is required", spec);
     in.enabled = 1;
     *out = in;

@@ -16,6 +16,7 @@
 #include "kernels.h"
 #include "monitor.h"
 #include "agree.h"
+#include "startup.h"
 
 sc_runtime sc_rt;
 
@@ -37,31 +38,6 @@ void sc_say(int which, int all_ranks, const char *fmt, ...)
 static int policy_wants_threads(const sc_policy *p)
 {
     return p->mode == SC_MODE_AUTO || p->mode == SC_MODE_QUORUM || p->mode == SC_MODE_GROUPS;
-}
-
-static void count_hosts(void)
-{
-    MPI_Comm node;
-    sc_rt.nhosts = 1;
-    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return;
-    int node_rank, leaders = 0;
-    PMPI_Comm_rank(node, &node_rank);
-    int one = node_rank == 0;
-    if (PMPI_Allreduce(&one, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS) sc_rt.nhosts = leaders;
-    PMPI_Comm_free(&node);
-}
-
-/* All ranks must hold the same policy; compare a hash of it. */
-static void check_policy_agreement(void)
-{
-    unsigned long long h = sc_policy_hash(&sc_rt.policy), v[2] = {h, ~h}, r[2];
-    if (PMPI_Allreduce(v, r, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) return;
-    if (r[0] != ~r[1]) {
-        if (sc_rt.world_rank == 0)
-            fprintf(stderr, "starcoll: ranks disagree on the policy (STARCOLL_* differ between ranks); using sync everywhere\n");
-        sc_rt.policy.mode = SC_MODE_SYNC;
-        sc_rt.policy.inject.enabled = 0;
-    }
 }
 
 static int tolerant_policy(void);
@@ -91,12 +67,11 @@ static void startup(void)
     PMPI_Comm_size(MPI_COMM_WORLD, &sc_rt.world_size);
     sc_rt.t_init = PMPI_Wtime();
     if (sc_rt.world_rank == 0 && sc_rt.policy_msgs[0]) fputs(sc_rt.policy_msgs, stderr);
+    if (!sc_startup_agree()) return;   /* the library is not on every rank: pass through */
     if (sc_comm_keyval_init() != MPI_SUCCESS) {
         sc_say(SC_SAY_COMM_STATE, 0, "starcoll: cannot create an attribute keyval; every call passes through");
         return;
     }
-    count_hosts();
-    check_policy_agreement();
     if (policy_wants_threads(&sc_rt.policy) && sc_rt.thread_provided < MPI_THREAD_MULTIPLE) {
         sc_say(SC_SAY_THREAD, 0, "starcoll: the MPI library gave thread level %d, tolerant modes need MPI_THREAD_MULTIPLE; using sync",
                   sc_rt.thread_provided);

@@ -141,8 +141,45 @@ static int dir_writable(const char *path)
     return access(dirname(copy), W_OK) == 0;
 }
 
-#define BAD(var, val, accepted, fallback) \
-    (bad++, say(msgs, msglen, "starcoll: %s='%s' is not valid (accepted: %s); using %s", var, val, accepted, fallback))
+/* A value as it may be shown in one line: control characters escaped,
+ * cut to a readable length. */
+static const char *shown(const char *v, char *buf, size_t len)
+{
+    size_t o = 0, i = 0;
+    const size_t keep = 60;
+    for (; v[i] && i < keep && o + 5 < len; i++) {
+        unsigned char c = (unsigned char)v[i];
+        if (c == '\n') o += (size_t)snprintf(buf + o, len - o, "\\n");
+        else if (c == '\t') o += (size_t)snprintf(buf + o, len - o, "\\t");
+        else if (c < 0x20 || c == 0x7f) o += (size_t)snprintf(buf + o, len - o, "\\x%02x", c);
+        else buf[o++] = (char)c;
+    }
+    buf[o] = '\0';
+    if (v[i] && o + 32 < len) snprintf(buf + o, len - o, "...(%zu characters)", strlen(v));
+    return buf;
+}
+
+#define BAD(var, val, accepted, fallback)                                                                        \
+    do {                                                                                                          \
+        char shown_[128];                                                                                         \
+        bad++;                                                                                                    \
+        say(msgs, msglen, "starcoll: %s='%s' is not valid (accepted: %s); using %s", var,                        \
+            shown(val, shown_, sizeof shown_), accepted, fallback);                                               \
+    } while (0)
+
+/* A plain decimal number: digits with at most one point, nothing else
+ * (no sign, exponent or hex, which strtod would take). */
+static int plain_decimal(const char *s)
+{
+    s = skip_space(s);
+    int digits = 0, points = 0;
+    for (; *s && !isspace((unsigned char)*s); s++) {
+        if (isdigit((unsigned char)*s)) digits++;
+        else if (*s == '.' && !points) points++;
+        else return 0;
+    }
+    return digits > 0 && only_space(s);
+}
 
 int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
 {
@@ -176,9 +213,8 @@ int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
         char *end;
         errno = 0;
         double q = strtod(skip_space(v), &end);
-        int ok = !errno && end != skip_space(v) && only_space(end) && isfinite(q) && q > 0 &&
+        int ok = plain_decimal(v) && !errno && end != skip_space(v) && only_space(end) && isfinite(q) && q > 0 &&
                  (q < 1 || (q == floor(q) && q <= 1e6));
-        if (!isdigit((unsigned char)*skip_space(v)) && *skip_space(v) != '.') ok = 0;
         if (ok) p->quorum = q;
         else BAD("STARCOLL_QUORUM", v, "a count of ranks >= 1 or a fraction in (0,1) such as 0.75", "the selector's choice");
     }
@@ -220,8 +256,10 @@ int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
         char err[160];
         if (sc_inject_parse(v, &p->inject, err, sizeof err) != 0) {
             memset(&p->inject, 0, sizeof p->inject);
+            char shown_v[128];
             bad++;
-            say(msgs, msglen, "starcoll: STARCOLL_INJECT='%s' is not valid (%s; e.g. rank=3,delay=40ms,prob=1); no injection", v, err);
+            say(msgs, msglen, "starcoll: STARCOLL_INJECT='%s' is not valid (%s; e.g. rank=3,delay=40ms,prob=1); no injection",
+                shown(v, shown_v, sizeof shown_v), err);
         }
     }
     /* Checked against the communicator's size where it is used (engine_decide.c). */
@@ -229,11 +267,16 @@ int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
         BAD("STARCOLL_SCHEDULE", v, "STEP:MODE[:ARG] entries separated by commas, under 4096 characters", "the selector's decisions");
     if ((v = get("STARCOLL_STALL"))) {
         /* a plain number is seconds here: stalls are long */
-        char *end;
+        char *end, num[64];
         errno = 0;
         double t = strtod(skip_space(v), &end);
-        int ok = !errno && end != skip_space(v) && isfinite(t) && t >= 0 && t <= 1e6 &&
-                 (isdigit((unsigned char)*skip_space(v)) || *skip_space(v) == '.');
+        size_t nlen = (size_t)(end - skip_space(v));
+        int ok = !errno && nlen > 0 && nlen < sizeof num && isfinite(t) && t >= 0 && t <= 1e6;
+        if (ok) {
+            memcpy(num, skip_space(v), nlen);
+            num[nlen] = '\0';
+            ok = plain_decimal(num);
+        }
         if (ok && *end == 's') end++;
         if (ok && only_space(end)) p->stall_s = t;
         else BAD("STARCOLL_STALL", v, "seconds >= 0 (0 turns the stall watchdog off)", "30");

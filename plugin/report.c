@@ -6,6 +6,7 @@
 #include "report.h"
 #include "runtime.h"
 #include "monitor.h"
+#include "outfile.h"
 
 /* Per-row fields reduced with MPI_SUM, then with MPI_MAX. */
 enum { F_ELIG, F_PASS, F_BYTES, F_TIME, F_MODE0, F_SIZE = F_MODE0 + SC_NMODES, F_INST, F_RANKS,
@@ -75,8 +76,9 @@ static void write_tolerant(FILE *f, const double *sum, const double *max)
                        " reduce it every few steps, or make it eligible\n",
                     r, per_step, s[F_XTIME] / ranks);
         if (s[F_RELAXED] > 0)
-            fprintf(f, "@ comm %d: %.0f rounds closed below the quorum because ranks were blocked in calls starcoll"
-                       " cannot see (an exact collective in the step?)\n", r, s[F_RELAXED]);
+            fprintf(f, "@ comm %d: %.0f rounds closed below the quorum after long waits without progress (ranks blocked"
+                       " in a call starcoll cannot see, such as an exact collective each step, or not running at all on"
+                       " a loaded machine)\n", r, s[F_RELAXED]);
     }
 }
 
@@ -122,6 +124,13 @@ void sc_report_decision(int comm, long step, sc_mode mode, int k, int children, 
     snprintf(sc_rt.decisions + used, sizeof sc_rt.decisions - used, "  comm %d step %ld: %s k=%d children=%d: %s%s%s\n",
              comm, step, sc_mode_name(mode), k, children, reason, signals && signals[0] ? " | " : "",
              signals ? signals : "");
+}
+
+void sc_report_note(int comm, const char *text)
+{
+    size_t used = strlen(sc_rt.decisions);
+    if (used + strlen(text) + 40 >= sizeof sc_rt.decisions) return;
+    snprintf(sc_rt.decisions + used, sizeof sc_rt.decisions - used, "  comm %d: %s\n", comm, text);
 }
 
 void sc_report_coordinator(int comm, int rank)
@@ -234,16 +243,21 @@ void sc_report_write(void)
     char *decisions = gather_decisions(&ndecisions);
     if (sc_rt.world_rank != 0) return;
     FILE *f = stderr;
+    char used[SC_PATH_LEN + 16] = "", note[SC_PATH_LEN * 2 + 100];
     if (sc_rt.policy.report == SC_REPORT_FILE) {
-        f = fopen(sc_rt.policy.report_path, "w");
-        if (!f) {
-            fprintf(stderr, "starcoll: STARCOLL_REPORT='%s' cannot be written (%s); writing the report to stderr\n",
-                    sc_rt.policy.report_path, strerror(errno));
-            f = stderr;
-        }
+        f = sc_outfile_open(sc_rt.policy.report_path, used, sizeof used, note, sizeof note);
+        if (note[0]) fprintf(stderr, "starcoll: STARCOLL_REPORT: %s%s\n", note, f ? "" : "; writing the report to stderr");
+        if (!f) f = stderr;
     }
     write_report(f, gsum, gmax, decisions, ndecisions);
+    if (f != stderr) {
+        int err = sc_outfile_close(f);
+        if (err) {   /* said, and the report goes to stderr after all */
+            fprintf(stderr, "starcoll: STARCOLL_REPORT: writing %s failed (%s); the report follows on stderr\n", used,
+                    strerror(err));
+            write_report(stderr, gsum, gmax, decisions, ndecisions);
+        }
+    }
     free(decisions);
-    if (f != stderr) fclose(f);
-    else fflush(f);
+    fflush(stderr);
 }

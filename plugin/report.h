@@ -4,6 +4,9 @@
 #define STARCOLL_REPORT_H
 #include "sc_features.h"
 
+/* A line about a communicator (a selector that fell back), kept like a
+ * decision by the coordinator's process. */
+void sc_report_note(int comm, const char *text);
 /* A communicator's coordinator, said once by the coordinator's process. */
 void sc_report_coordinator(int comm, int rank);
 /* A decision, kept by the coordinator's process (world rank 0 gathers them). */

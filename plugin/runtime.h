@@ -32,7 +32,7 @@ typedef struct sc_runtime {
     int thread_provided;
     pthread_t init_thread;
     sc_policy policy;
-    char policy_msgs[4096];     /* bad-value lines, printed by rank 0 after init */
+    char policy_msgs[8192];     /* bad-value lines, printed by rank 0 after init */
     int pcontrol_exact;         /* MPI_Pcontrol(0) in force */
     int next_ordinal;           /* report row of the next communicator seen */
     sc_stats rows[SC_REPORT_ROWS];
@@ -47,6 +47,7 @@ typedef struct sc_runtime {
 extern sc_runtime sc_rt;
 
 /* One-time notices, each printed once per process (rank 0 unless noted). */
-enum { SC_SAY_THREAD = 0, SC_SAY_HIER_FAIL, SC_SAY_COMM_STATE, SC_SAY_ERROR, SC_SAY_ENGINE, SC_SAY_RELEARN, SC_SAY_STALL, SC_SAY_SELECTOR, SC_SAY_TRACE, SC_SAY_SCHEDULE };
+enum { SC_SAY_THREAD = 0, SC_SAY_HIER_FAIL, SC_SAY_COMM_STATE, SC_SAY_ERROR, SC_SAY_ENGINE, SC_SAY_RELEARN, SC_SAY_STALL, SC_SAY_SELECTOR, SC_SAY_TRACE, SC_SAY_SCHEDULE,
+       SC_SAY_TRACE_WRITE, SC_SAY_QUORUM };
 void sc_say(int which, int all_ranks, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 #endif

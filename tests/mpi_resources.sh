@@ -203,6 +203,7 @@ test_network() {
                  --mca btl_tcp_if_include "$net_prefix.0/24" --mca oob_tcp_if_include "$veth_host")
     local envs=(-x LD_PRELOAD="$SC_LIB" -x STARCOLL_MODE=auto -x "STARCOLL_REPORT=$SC_WORK/$name.report"
                 -x "STARCOLL_TRACE=$SC_WORK/$name.trace" -x "RES_SLOW_RANK=$slow" -x RES_CGROUP= -x "RES_NETNS=$netns")
+    sc_fresh_outputs "$name"
     PMIX_MCA_ptl_tcp_remote_connections=1 PMIX_MCA_ptl_tcp_if_include="$veth_host" \
         timeout -k 10 90 "$MPIRUN" "${flags[@]}" -np "$np" "${envs[@]}" \
         "$wrapper" "$prog" --pattern none --steps "${RES_NET_STEPS:-100}" --compute-ms 20 \

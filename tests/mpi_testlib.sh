@@ -67,11 +67,19 @@ sc_need_program() {
 # Returns the job's exit status (124 when it ran out of time).
 sc_job() {
     local name=$1 np=$2 a report=("-x" "STARCOLL_REPORT=$SC_WORK/$1.report")
+    sc_fresh_outputs "$name"
     shift 2
     for a in "$@"; do case $a in STARCOLL_REPORT=*) report=() ;; esac; done
     local runner=run_sc
     sc_preloading || runner=run_mpi
     sc_timed "$runner" "$np" "${report[@]}" "$@" >"$SC_WORK/$name.out" 2>"$SC_WORK/$name.err"
+}
+
+# sc_fresh_outputs NAME: a job run again under the same name (one more
+# attempt) starts without the last one's report and traces, which starcoll
+# never overwrites (it would write NAME.report.1 beside them).
+sc_fresh_outputs() {
+    rm -f "$SC_WORK/$1.report" "$SC_WORK/$1.report".* "$SC_WORK/$1.trace".*
 }
 
 # sc_timed run_sc|run_mpi NP args...: the mpi_env.sh launcher under a time limit.
@@ -84,6 +92,7 @@ sc_timed() {
 # LD_PRELOAD themselves, rank by rank).
 sc_job_plain() {
     local name=$1 np=$2
+    sc_fresh_outputs "$name"
     shift 2
     sc_timed run_mpi "$np" -x "STARCOLL_REPORT=$SC_WORK/$name.report" "$@" >"$SC_WORK/$name.out" 2>"$SC_WORK/$name.err"
 }

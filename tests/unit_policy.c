@@ -186,6 +186,43 @@ static void test_several_bad(void)
     CU_ASSERT_EQUAL(p.epoch, 20);
 }
 
+/* Values shown in one line each, however long or odd; values out of range
+ * refused; every variable after a huge one still said. */
+static void test_messages(void)
+{
+    sc_policy p;
+    static char msgs[8192], big[100001];
+    memset(big, 'x', sizeof big - 1);
+    char mode_big[100020], nic_big[100020];
+    snprintf(mode_big, sizeof mode_big, "STARCOLL_MODE=%s", big);
+    snprintf(nic_big, sizeof nic_big, "STARCOLL_NIC=%s", big);
+    fake_env[0] = mode_big;
+    fake_env[1] = nic_big;
+    fake_env[2] = "STARCOLL_EPOCH=x";
+    fake_env[3] = "STARCOLL_SCALE=\n";
+    fake_env[4] = NULL;
+    CU_ASSERT_EQUAL(sc_policy_parse(&p, fake_get, msgs, sizeof msgs), 4);
+    CU_ASSERT_EQUAL(count_lines(msgs), 4);   /* none lost to the huge ones */
+    CU_ASSERT_PTR_NOT_NULL(strstr(msgs, "...(100000 characters)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(msgs, "STARCOLL_EPOCH='x'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(msgs, "STARCOLL_SCALE='\\n'"));   /* escaped, not a line break */
+    for (const char *l = msgs; *l;) {
+        const char *e = strchr(l, '\n');
+        CU_ASSERT_TRUE(e - l < 400);
+        l = e + 1;
+    }
+    const char *refused[] = {"STARCOLL_QUORUM=0x10", "STARCOLL_QUORUM=1e3", "STARCOLL_QUORUM=+3", "STARCOLL_STALL=-1",
+                             "STARCOLL_STALL=5m", "STARCOLL_STALL=0x5", "STARCOLL_INJECT=rank=1,delay=1ms,from=10,until=5"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        CU_ASSERT_EQUAL(parse1(refused[i], &p, msgs, sizeof msgs), 1);
+        CU_ASSERT_EQUAL(count_lines(msgs), 1);
+    }
+    CU_ASSERT_EQUAL(parse1("STARCOLL_STALL=2.5s", &p, msgs, sizeof msgs), 0);
+    CU_ASSERT_DOUBLE_EQUAL(p.stall_s, 2.5, 1e-12);
+    CU_ASSERT_EQUAL(parse1("STARCOLL_STALL=0", &p, msgs, sizeof msgs), 0);
+    CU_ASSERT_EQUAL(p.stall_s, 0);
+}
+
 static void test_hash(void)
 {
     sc_policy a, b;
@@ -309,6 +346,7 @@ int main(void)
     CU_add_test(s, "every variable, good values", test_good_values);
     CU_add_test(s, "every variable, bad values", test_bad_values);
     CU_add_test(s, "several bad values", test_several_bad);
+    CU_add_test(s, "messages: long and odd values, out of range", test_messages);
     CU_add_test(s, "policy hash", test_hash);
     CU_add_test(s, "size, duration, int parsers", test_parsers);
     CU_pSuite t = CU_add_suite("plugin", NULL, NULL);

@@ -1,0 +1,186 @@
+#!/bin/bash
+# What a misconfigured job or a hostile machine does to starcoll, and what
+# it must do instead (DESIGN.md, "Policy"; issue "Hardening"):
+#   per-rank settings   STARCOLL_REPORT=none on some ranks, STARCOLL_SCHEDULE
+#                       on some: one line, rank 0's setting everywhere, no hang;
+#   partial preload     the library on some ranks only (or not on rank 0): one
+#                       clear line, every call passes through, exact, exit 0;
+#   files               an existing report file is kept (a new name is used), a
+#                       symbolic link is never followed (nor a dangling one's
+#                       target created), a failed write is said;
+#   messages            a huge value, a newline in a value, out-of-range values:
+#                       one readable line each;
+#   soak                100,000 eligible calls or more at 8 ranks: random delays
+#                       and spikes, MPI_Pcontrol(0/1/2), hot swaps;
+#                       conservation, replicas, no call over 10 s; then two
+#                       communicators, quiet and beside stress-ng --cpu 4.
+. "$(dirname "$0")/mpi_testlib.sh"
+sc_need_library || finish
+sc_preloading || { skip "SC_NO_PRELOAD=1: these checks are about the library"; finish; }
+loops="$top_builddir/benchmarks/starcoll_loops"
+sc_need_program "$loops" || finish
+: "${SC_RUN_TIMEOUT:=180}"
+
+# on_ranks NAME NP FROM BELOW "VAR=VALUE" [mpirun options...] -- program args:
+# ranks FROM..BELOW-1 get VAR=VALUE (LD_PRELOAD=... for the library itself).
+on_ranks() {
+    local name=$1 np=$2 from=$3 below=$4 setting=$5
+    shift 5
+    local opts=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+    shift
+    local wrapper='r=${OMPI_COMM_WORLD_RANK:-0}; from=$1 below=$2 setting=$3; shift 3
+[ "$r" -ge "$from" ] && [ "$r" -lt "$below" ] && export "$setting"; exec "$@"'
+    sc_job_plain "$name" "$np" "${opts[@]}" sh -c "$wrapper" sh "$from" "$below" "$setting" "$@"
+}
+
+lines_of() { grep -c "^starcoll: $2" "$SC_WORK/$1.err"; }
+
+# ---- settings that differ between ranks ----------------------------------
+on_ranks report-split 8 4 8 STARCOLL_REPORT=none -x LD_PRELOAD="$SC_LIB" -x STARCOLL_MODE=auto -- \
+    "$loops" --loop fresh --steps 40
+rc=$?
+sc_adopt report-split $rc "STARCOLL_REPORT=none on ranks 4-7"
+if [ "$(lines_of report-split 'STARCOLL_REPORT differs between ranks')" = 1 ] && [ -s "$SC_WORK/report-split.report" ]; then
+    ok "STARCOLL_REPORT=none on ranks 4-7: one line, and rank 0's report written"
+else
+    fail "STARCOLL_REPORT=none on ranks 4-7: expected one line saying it differs and rank 0's report"
+    sc_show report-split
+fi
+on_ranks schedule-split 8 0 1 STARCOLL_SCHEDULE=10:quorum:6 -x LD_PRELOAD="$SC_LIB" -x STARCOLL_MODE=auto -- \
+    "$loops" --loop fresh --steps 40
+sc_adopt schedule-split $? "STARCOLL_SCHEDULE on rank 0 only"
+if [ "$(lines_of schedule-split 'STARCOLL_SCHEDULE differs between ranks')" = 1 ] &&
+    grep -q "STARCOLL_SCHEDULE: entry 1" "$SC_WORK/schedule-split.report"; then
+    ok "STARCOLL_SCHEDULE on rank 0 only: one line, and rank 0's schedule used everywhere"
+else
+    fail "STARCOLL_SCHEDULE on rank 0 only: expected one line and the schedule applied"
+    sc_show schedule-split
+fi
+
+# ---- the library on some ranks only --------------------------------------
+for case in "0 4 on ranks 0-3" "1 8 on ranks 1-7"; do
+    set -- $case
+    name="partial-$1-$2" label="libstarcoll.so ${*:3}"
+    on_ranks "$name" 8 "$1" "$2" LD_PRELOAD="$SC_LIB" -x STARCOLL_MODE=auto -- "$loops" --loop fresh --steps 30
+    rc=$?
+    sc_adopt "$name" $rc "$label"
+    n=$(lines_of "$name" '.*preloaded on some ranks\|libstarcoll.so is loaded on')
+    if [ "$n" -ge 1 ] && [ "$n" -le 2 ] && ! grep -qiE "stack smashing|TRUNCATE|corrupt" "$SC_WORK/$name.err"; then
+        ok "$label: $n clear line(s), every call passed through, no corruption"
+    else
+        fail "$label: expected one or two clear lines and no corruption"
+        sc_show "$name"
+    fi
+done
+
+# ---- report and trace files ----------------------------------------------
+files="$SC_WORK/files"
+mkdir -p "$files/traces"
+echo "the user's own file" > "$files/existing"
+ln -s "$files/target" "$files/link"
+ln -s "$files/nowhere" "$files/dangling"
+run_report() {   # NAME PATH: a quick sync job writing its report to PATH
+    sc_job "$1" 2 -x STARCOLL_MODE=sync -x STARCOLL_REPORT="$2" "$loops" --loop own --steps 5
+}
+run_report file-existing "$files/existing"
+if [ "$(cat "$files/existing")" = "the user's own file" ] && grep -q "^starcoll: totals" "$files/existing.1" &&
+    [ "$(lines_of file-existing "STARCOLL_REPORT: .*existing exists; writing .*existing.1 instead")" = 1 ]; then
+    ok "an existing report file is kept; the report goes to a new name, said in one line"
+else
+    fail "an existing report file was overwritten or not said"
+    sc_show file-existing
+fi
+for l in link dangling; do
+    run_report "file-$l" "$files/$l"
+    if [ ! -e "$files/target" ] && [ ! -e "$files/nowhere" ] && grep -q "symbolic link" "$SC_WORK/file-$l.err" &&
+        grep -q "^starcoll: totals" "$SC_WORK/file-$l.err"; then
+        ok "a report path that is a $l symbolic link is not followed; one line, the report on stderr"
+    else
+        fail "a report path that is a $l symbolic link: followed, or not said"
+        sc_show "file-$l"
+    fi
+done
+if [ -w /dev/full ]; then
+    run_report file-full /dev/full
+    if grep -q "STARCOLL_REPORT: writing /dev/full failed" "$SC_WORK/file-full.err"; then
+        ok "a failed report write (/dev/full) is said, and the report goes to stderr"
+    else
+        fail "a failed report write (/dev/full) was silent"
+        sc_show file-full
+    fi
+fi
+sc_job trace-dir 2 -x STARCOLL_MODE=auto -x STARCOLL_TRACE="$files/traces/" "$loops" --loop own --steps 40
+if [ -s "$files/traces/trace.0" ] && [ -s "$files/traces/trace.1" ] && [ -z "$(ls -A "$files/traces" | grep '^\.')" ]; then
+    ok "STARCOLL_TRACE=DIR/ writes DIR/trace.RANK, no hidden files"
+else
+    fail "STARCOLL_TRACE=DIR/: $(ls -A "$files/traces" | tr '\n' ' ')"
+fi
+
+# ---- messages -------------------------------------------------------------
+msg_job() {   # NAME PATTERN label -- env settings: one readable line matching PATTERN
+    local name=$1 pattern=$2 label=$3
+    shift 4
+    local opts=() s
+    for s in "$@"; do opts+=(-x "$s"); done
+    sc_job "$name" 2 -x STARCOLL_REPORT=none "${opts[@]}" "$loops" --loop own --steps 30
+    local rc=$? n long
+    n=$(grep -c "^starcoll: " "$SC_WORK/$name.err")
+    long=$(awk 'length > 400' "$SC_WORK/$name.err" | grep -c '^starcoll: ')
+    if [ $rc = 0 ] && [ "$n" = 1 ] && [ "$long" = 0 ] && grep -qE "^starcoll: $pattern" "$SC_WORK/$name.err"; then
+        ok "$label: one readable line"
+    else
+        fail "$label: status $rc, $n starcoll line(s), $long over 400 characters"
+        sc_show "$name"
+    fi
+}
+big=$(head -c 100000 /dev/zero | tr '\0' x)
+STARCOLL_MODE=$big msg_job msg-big "STARCOLL_MODE='x+\.\.\.\(100000 characters\)' is not valid" "a 100 KB value" -- STARCOLL_MODE
+sc_job msg-big-then 2 -x STARCOLL_REPORT=none -x STARCOLL_NIC="$big" -x STARCOLL_EPOCH=x -x STARCOLL_SCALE=y "$loops" --loop own --steps 5
+if [ "$(grep -c '^starcoll: STARCOLL_' "$SC_WORK/msg-big-then.err")" = 3 ]; then
+    ok "a 100 KB value costs the lines of the bad values after it nothing"
+else
+    fail "a 100 KB value cut the other lines: $(grep -c '^starcoll: ' "$SC_WORK/msg-big-then.err") lines"
+fi
+STARCOLL_MODE=$'sync\nquorum' msg_job msg-newline "STARCOLL_MODE='sync\\\\nquorum' is not valid" "a newline in a value" -- STARCOLL_MODE
+msg_job msg-hex "STARCOLL_QUORUM='0x10' is not valid" "STARCOLL_QUORUM=0x10" -- STARCOLL_MODE=quorum STARCOLL_QUORUM=0x10
+msg_job msg-quorum "STARCOLL_QUORUM=1000000 is more than the 2 ranks" "STARCOLL_QUORUM=1000000 on 2 ranks" -- \
+    STARCOLL_MODE=quorum STARCOLL_QUORUM=1000000
+msg_job msg-inject-rank "STARCOLL_INJECT names rank 99, but the job has 2 ranks" "STARCOLL_INJECT=rank=99" -- \
+    STARCOLL_INJECT=rank=99,delay=1ms
+msg_job msg-inject-window "STARCOLL_INJECT=.*until must be above from" "STARCOLL_INJECT from=10,until=5" -- \
+    STARCOLL_INJECT=rank=1,delay=1ms,from=10,until=5
+msg_job msg-model "STARCOLL_MODEL=" "a STARCOLL_MODEL that is no model" -- STARCOLL_SELECTOR=learned STARCOLL_MODEL=/etc/hostname
+
+# ---- soak -----------------------------------------------------------------
+# Hot swaps every 13 steps (valid on the 4-rank halves too).
+sched=$(awk 'BEGIN {n = split("quorum:3 groups:3 sync groups:1+3 hier quorum:2 groups:2 sync", m, " ");
+                    for (i = 0; i < 250; i++) printf "%s%d:%s", i ? "," : "", 20 + 13 * i, m[i % n + 1]}')
+soak() {   # NAME STEPS BOUND_S LABEL MIN_CALLS [starcoll_loops options]
+    local name=$1 steps=$2 bound=$3 label=$4 least=$5
+    shift 5
+    sc_job "$name" 8 -x STARCOLL_MODE=auto -x STARCOLL_SCHEDULE="$sched" "$loops" --loop fresh --soak "$@" \
+        --steps "$steps" --compute-ms 4 --bound-s "$bound"
+    local rc=$?
+    sc_adopt "$name" $rc "$label"
+    local calls
+    calls=$(sc_totals "$name" eligible)
+    echo "    $label: $calls eligible calls; $(sed -n 's/.*\(longest_call_s=[0-9.]*\).*/\1/p' "$SC_WORK/$name.out")"
+    [ -n "$calls" ] && [ "$calls" -ge "$least" ] && ok "$label: $calls eligible calls (at least $least)" ||
+        fail "$label: ${calls:-no} eligible calls, expected at least $least"
+}
+soak soak-quiet 3200 10 "soak, quiet machine" 100000
+# Two communicators (the world and its halves, each with its engine) on 2
+# cores: single calls of a few seconds remain (README, "Limits"); the bound
+# is the one a hang would break.
+soak soak-two-comms 800 60 "soak, two communicators" 50000 --two-comms
+if command -v stress-ng >/dev/null 2>&1; then
+    stress-ng --cpu 4 --timeout 300s >/dev/null 2>&1 &
+    stress=$!
+    soak soak-loaded 200 60 "soak beside stress-ng --cpu 4" 12000 --two-comms
+    kill "$stress" 2>/dev/null
+    wait "$stress" 2>/dev/null
+else
+    skip "soak beside stress-ng: stress-ng not installed"
+fi
+finish
