@@ -288,27 +288,27 @@ int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
     return bad;
 }
 
-/* FNV-1a over the fields that change behaviour.  Paths are hashed too:
- * ranks reading different model files would decide differently. */
-static uint64_t fnv(uint64_t h, const void *data, size_t len)
+uint64_t sc_hash_bytes(uint64_t h, const void *data, size_t len)
 {
     const unsigned char *b = data;
     for (size_t i = 0; i < len; i++) { h ^= b[i]; h *= 1099511628211ULL; }
     return h;
 }
 
+/* FNV-1a over the fields that change behaviour.  Paths are hashed too:
+ * ranks reading different model files would decide differently. */
 uint64_t sc_policy_hash(const sc_policy *p)
 {
-    uint64_t h = 1469598103934665603ULL;
+    uint64_t h = SC_HASH_SEED;
     long long ints[] = {p->mode, p->selector, (long long)p->min_bytes, p->staleness, p->scale_fresh,
                         p->group_size, p->epoch, p->inject.enabled};
-    h = fnv(h, ints, sizeof ints);
-    h = fnv(h, &p->quorum, sizeof p->quorum);
-    h = fnv(h, p->model, strlen(p->model));
-    h = fnv(h, "|", 1);
+    h = sc_hash_bytes(h, ints, sizeof ints);
+    h = sc_hash_bytes(h, &p->quorum, sizeof p->quorum);
+    h = sc_hash_bytes(h, p->model, strlen(p->model));
+    h = sc_hash_bytes(h, "|", 1);
     char inj[256];
     sc_inject_describe(&p->inject, inj, sizeof inj);
-    h = fnv(h, inj, strlen(inj));
+    h = sc_hash_bytes(h, inj, strlen(inj));
     return h;
 }
 

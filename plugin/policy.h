@@ -44,6 +44,9 @@ void sc_policy_defaults(sc_policy *p);
 
 /* Stable hash of the parsed policy, compared across ranks at init. */
 uint64_t sc_policy_hash(const sc_policy *p);
+/* FNV-1a of len bytes, continuing from h (start from SC_HASH_SEED). */
+#define SC_HASH_SEED 1469598103934665603ULL
+uint64_t sc_hash_bytes(uint64_t h, const void *data, size_t len);
 
 /* One line describing the policy, for the report and starcoll-info. */
 void sc_policy_describe(const sc_policy *p, char *buf, size_t len);

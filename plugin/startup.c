@@ -100,25 +100,14 @@ static void count_hosts(void)
     PMPI_Comm_free(&node);
 }
 
-/* All ranks must hold the same policy; compare a hash of it.  Differences
- * that change what is reduced make every rank run sync. */
-static void check_policy_agreement(void)
-{
-    unsigned long long h = sc_policy_hash(&sc_rt.policy), v[2] = {h, ~h}, r[2];
-    if (PMPI_Allreduce(v, r, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) return;
-    if (r[0] != ~r[1]) {
-        if (sc_rt.world_rank == 0)
-            fprintf(stderr, "starcoll: ranks disagree on the policy (STARCOLL_* differ between ranks); using sync everywhere\n");
-        sc_rt.policy.mode = SC_MODE_SYNC;
-        sc_rt.policy.inject.enabled = 0;
-    }
-}
-
-/* Settings that change no sum but must still be the same everywhere (a
- * rank skipping the report's collectives would hang MPI_Finalize; a
- * schedule known to one rank only decides or not by who coordinates):
- * where they differ, every rank takes rank 0's, and rank 0 says which. */
-static void agree_on_the_rest(void)
+/* All ranks must hold the same policy: differences that change what is
+ * reduced make every rank run sync.  Settings that change no sum must
+ * still be the same everywhere (a rank skipping the report's collectives
+ * would hang MPI_Finalize; a schedule known to one rank only decides or
+ * not by who coordinates): where they differ, every rank takes rank 0's,
+ * and rank 0 says which.  One reduction compares them all: each hash with
+ * MPI_MAX, and its complement, so equal everywhere means max == ~max(~h). */
+static void agree_on_settings(void)
 {
     sc_policy *p = &sc_rt.policy;
     char stall[32], verbose[16], report[SC_PATH_LEN + 8];
@@ -129,19 +118,22 @@ static void agree_on_the_rest(void)
                           "STARCOLL_PAPI_EVENTS", "STARCOLL_NIC"};
     const char *value[] = {report, p->trace, p->schedule, stall, verbose, p->papi_events, p->nic};
     enum { NV = sizeof name / sizeof name[0] };
-    unsigned long long v[2 * NV], r[2 * NV];
-    for (int i = 0; i < NV; i++) {
-        unsigned long long h = 1469598103934665603ULL;
-        for (const unsigned char *c = (const unsigned char *)value[i]; *c; c++) h = (h ^ *c) * 1099511628211ULL;
-        v[2 * i] = h;
-        v[2 * i + 1] = ~h;
+    unsigned long long v[2 * (NV + 1)], r[2 * (NV + 1)];
+    v[0] = sc_policy_hash(p);
+    for (int i = 0; i < NV; i++) v[2 * (i + 1)] = sc_hash_bytes(SC_HASH_SEED, value[i], strlen(value[i]));
+    for (int i = 0; i <= NV; i++) v[2 * i + 1] = ~v[2 * i];
+    if (PMPI_Allreduce(v, r, 2 * (NV + 1), MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) return;
+    if (r[0] != ~r[1]) {
+        if (sc_rt.world_rank == 0)
+            fprintf(stderr, "starcoll: ranks disagree on the policy (STARCOLL_* differ between ranks); using sync everywhere\n");
+        p->mode = SC_MODE_SYNC;
+        p->inject.enabled = 0;
     }
-    if (PMPI_Allreduce(v, r, 2 * NV, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) return;
     char differ[200] = "";
     size_t at = 0;
     int ndiffer = 0;
     for (int i = 0; i < NV; i++)
-        if (r[2 * i] != ~r[2 * i + 1]) {
+        if (r[2 * (i + 1)] != ~r[2 * (i + 1) + 1]) {
             at += (size_t)snprintf(differ + at, sizeof differ - at, "%s%s", at ? ", " : "", name[i]);
             ndiffer++;
         }
@@ -177,8 +169,7 @@ int sc_startup_agree(void)
 {
     if (!everyone_has_the_library()) return 0;
     count_hosts();
-    check_policy_agreement();
-    agree_on_the_rest();
+    agree_on_settings();
     check_against_size();
     return 1;
 }
