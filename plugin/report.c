@@ -135,10 +135,9 @@ void sc_report_note(int comm, const char *text)
 
 void sc_report_coordinator(int comm, int rank)
 {
-    size_t used = strlen(sc_rt.decisions);
-    if (used + 200 >= sizeof sc_rt.decisions) return;
-    snprintf(sc_rt.decisions + used, sizeof sc_rt.decisions - used,
-             "  comm %d: coordinator rank %d (least compute while the pattern was learned)\n", comm, rank);
+    char text[96];
+    snprintf(text, sizeof text, "coordinator rank %d (least compute while the pattern was learned)", rank);
+    sc_report_note(comm, text);
 }
 
 /* Decisions are kept by each communicator's coordinator, which may be any
