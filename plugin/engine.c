@@ -44,6 +44,7 @@ int sc_engine_failed(sc_engine *e, int rc)
     if (rc == MPI_SUCCESS) return 0;
     pthread_mutex_lock(&e->mu);
     if (!e->error) e->error = rc;
+    sc_nb_fail_all(e, e->error);   /* their rounds may never come */
     pthread_cond_broadcast(&e->cv_main);
     pthread_mutex_unlock(&e->mu);
     return 1;
@@ -76,7 +77,7 @@ static void engine_nap(sc_engine *e, double s)
  * so while rounds are flowing it looks often; a quiet engine backs off. */
 static double nap_cap(const sc_engine *e, double now)
 {
-    if (e->main_waiting || now - e->last_activity < 0.05) return 100e-6;
+    if (e->main_waiting || e->nb_pending || now - e->last_activity < 0.05) return 100e-6;
     return 2e-3;
 }
 
@@ -182,6 +183,7 @@ void sc_run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode mod
         sl->inbox_rounds++;
     }
     if (incl[e->rank] > sl->included_self) sl->included_self = incl[e->rank];
+    sc_nb_ready(e, sl);
     release_deposits(sl, take);
     e->mode = mode;
     e->k = k;
@@ -244,6 +246,7 @@ static void *engine_main(void *arg)
     else sc_member_loop(e);
     pthread_mutex_lock(&e->mu);
     e->stopped = 1;
+    sc_nb_fail_all(e, e->error ? e->error : MPI_ERR_OTHER);   /* none is left after a clean stop */
     pthread_cond_broadcast(&e->cv_main);
     pthread_mutex_unlock(&e->mu);
     return NULL;
@@ -276,6 +279,7 @@ void sc_engine_free(sc_engine *e)
     free(e->gone);
     free(e->in_direct);
     free(e->blocked_at);
+    free(e->outside);
     free(e->blocked_need);
     free(e->incl);
     free(e->prev_incl);
@@ -368,6 +372,7 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, i
     e->gone = calloc((size_t)e->n, 1);
     e->in_direct = calloc((size_t)e->n, 1);
     e->blocked_at = malloc(sizeof(int) * (size_t)e->n);
+    e->outside = calloc((size_t)e->n, 1);
     e->blocked_need = calloc((size_t)e->n, sizeof(long));
     e->parent = malloc(sizeof(int) * (size_t)e->n);
     e->incl = calloc((size_t)e->n, sizeof(long));
@@ -376,7 +381,7 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, i
     e->last_pos = calloc((size_t)e->n, sizeof(long));
     e->off_pos = malloc(sizeof(long) * (size_t)e->n);
     e->off_shape = calloc((size_t)e->n, sizeof(long));
-    int ok = placed && e->slots && e->gone && e->in_direct && e->incl && e->prev_incl && e->msg && e->blocked_at &&
+    int ok = placed && e->slots && e->gone && e->in_direct && e->incl && e->prev_incl && e->msg && e->blocked_at && e->outside &&
              e->blocked_need && e->parent && e->last_pos && e->off_pos && e->off_shape && sc_stall_init(e) == 0;
     for (int r = 0; ok && r < e->n; r++) e->blocked_at[r] = e->parent[r] = -1;
     for (int r = 0; ok && r < e->n; r++) e->off_pos[r] = -1;

@@ -52,6 +52,26 @@ typedef struct sc_user_call {
  * step, a rank found off the pattern (the call then fails), else -1. */
 int sc_engine_call(sc_engine *e, int slot, long pos, const void *sendbuf, void *recvbuf, int exact, int *first_off);
 
+/* A nonblocking call (MPI_Iallreduce) whose user request is `req`, a
+ * generalized request (MPI_Grequest_start) made by the caller.  Whoever
+ * completes the call writes the result into recvbuf first, sets rc, and
+ * then completes req; nothing touches the call or recvbuf after that (req's
+ * free function may free the call inside MPI_Grequest_complete). */
+typedef struct sc_nb_call {
+    MPI_Request req;
+    void *recvbuf;
+    int rc;
+} sc_nb_call;
+
+/* sc_engine_call for a nonblocking call: the deposit is a copy, and
+ * *pending = 1 when the engine completes nb later (when the round holding
+ * the deposit is in: the results go to nb->recvbuf and nb->req completes,
+ * from the engine's thread); *pending = 0 when the call completed here
+ * (missed rounds returned at once, a direct step, or a failure: the
+ * caller completes req). */
+int sc_engine_icall(sc_engine *e, int slot, long pos, const void *sendbuf, void *recvbuf, int exact, int *first_off,
+                    sc_nb_call *nb, int *pending);
+
 /* An eligible call off the pattern at position pos, whose slot would be
  * `slot`, of shape `shape`: waits until every rank's call at that position
  * is known, and gives the verdict (SC_OFF_STRAY: every rank made this call;
@@ -71,7 +91,7 @@ sc_mode sc_engine_mode(sc_engine *e);
  * back (away=0): e's coordinator neither counts on it nor waits for it.
  * what: which call (SC_AWAY_*), for the stall watchdog. */
 enum { SC_AWAY_OTHER = 0, SC_AWAY_BARRIER, SC_AWAY_BCAST, SC_AWAY_REDUCE, SC_AWAY_ALLGATHER, SC_AWAY_GATHER,
-       SC_AWAY_SCATTER, SC_AWAY_ALLTOALL, SC_AWAY_ALLREDUCE, SC_AWAY_OTHER_COMM, SC_AWAY_N };
+       SC_AWAY_SCATTER, SC_AWAY_ALLTOALL, SC_AWAY_ALLREDUCE, SC_AWAY_OTHER_COMM, SC_AWAY_WAIT, SC_AWAY_TEST, SC_AWAY_N };
 const char *sc_away_name(int what);
 void sc_engine_away(sc_engine *e, int away, int what);
 /* Set by the plugin: called around a wait inside sc_engine_call, so the

@@ -57,9 +57,18 @@ static void step_boundary(sc_engine *e, double now)
         feat[SC_F_COMPUTE_S] = feat[SC_F_STEP_S] - e->step_wait;
         feat[SC_F_BYTES] = e->step_bytes;
         feat[SC_F_GRAD_SQNORM] = e->step_gsq;
+        pthread_mutex_lock(&e->mu);
+        e->step_ssq += e->nb_ssq;   /* the results of nonblocking calls, from the engine's thread */
+        e->nb_ssq = 0;
+        pthread_mutex_unlock(&e->mu);
         feat[SC_F_SUM_SQNORM] = e->step_ssq;
         feat[SC_F_LINK_SPB] = e->link_spb;
-        if (sc_rt.monitor) sc_monitor_sample(sc_rt.monitor, feat[SC_F_STEP_S], feat);
+        if (sc_rt.monitor) {   /* one monitor per process; calls on two communicators may come from two threads */
+            static pthread_mutex_t monitor_mu = PTHREAD_MUTEX_INITIALIZER;
+            pthread_mutex_lock(&monitor_mu);
+            sc_monitor_sample(sc_rt.monitor, feat[SC_F_STEP_S], feat);
+            pthread_mutex_unlock(&monitor_mu);
+        }
         sc_engine_failed(e, PMPI_Send(feat, SC_NFEAT, MPI_DOUBLE, e->coord, TAG_FEAT, e->ctrl));
         if (e->trace) sc_trace_write_step(e->trace, e->rank, e->steps, sc_engine_mode(e), feat);
         e->steps++;
@@ -71,7 +80,7 @@ static void step_boundary(sc_engine *e, double now)
 /* Squared norm on every 16th element: the noise scale needs only the ratio
  * of such norms, which the sampling leaves unbiased, at a sixteenth of the
  * cost on the application's thread. */
-static double sampled_sqnorm(const void *buf, long count, sc_dkind dk)
+double sc_sampled_sqnorm(const void *buf, long count, sc_dkind dk)
 {
     double s = 0;
     if (dk == SC_DK_FLOAT)
@@ -88,15 +97,33 @@ static void waiting(sc_engine *e, int on)
     if (sc_engine_away_hook) sc_engine_away_hook(e, on);
 }
 
-int sc_engine_call(sc_engine *e, int slot, long pos, const void *sendbuf, void *recvbuf, int exact, int *first_off)
+/* A call on a slot whose nonblocking call is still under way waits for
+ * it first: results on a slot are returned in call order. */
+static void wait_nonblocking(sc_engine *e, sc_slot *sl)
+{
+    if (!sl->nb) return;
+    pthread_mutex_unlock(&e->mu);
+    waiting(e, 1);
+    pthread_mutex_lock(&e->mu);
+    while (sl->nb && !e->error && !e->stopped) pthread_cond_wait(&e->cv_main, &e->mu);
+    pthread_mutex_unlock(&e->mu);
+    waiting(e, 0);
+    pthread_mutex_lock(&e->mu);
+}
+
+/* The call (nb NULL: blocking; else nonblocking, see engine.h). */
+static int engine_call(sc_engine *e, int slot, long pos, const void *sendbuf, void *recvbuf, int exact, int *first_off,
+                       sc_nb_call *nb, int *pending)
 {
     sc_slot *sl = &e->slots[slot];
     const void *mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     double t_in = sc_now();
     *first_off = -1;
+    if (pending) *pending = 0;
     if (slot == 0) step_boundary(e, t_in);
     sc_stall_app(e, SC_APP_IN_CALL, slot, pos, 0);
     pthread_mutex_lock(&e->mu);
+    wait_nonblocking(e, sl);
     int went_direct = 0;
     if (!e->direct && slot == 0 && e->direct_at > 0 && sl->calls + 1 >= e->direct_at) {
         e->direct = went_direct = 1;   /* the rounds said: from this call on, direct */
@@ -108,10 +135,10 @@ int sc_engine_call(sc_engine *e, int slot, long pos, const void *sendbuf, void *
     if (went_direct) sc_engine_failed(e, sc_engine_note(e, NOTE_DIRECT));
     if (direct) {
         int back = 0;
-        double gsq = sampled_sqnorm(mine, sl->count, sl->dk);   /* before: the result may overwrite it */
+        double gsq = sc_sampled_sqnorm(mine, sl->count, sl->dk);   /* before: the result may overwrite it */
         int rc = sc_direct_call(e, slot, sendbuf, recvbuf, &back, first_off);
         if (!back) {
-            e->step_ssq += sampled_sqnorm(recvbuf, sl->count, sl->dk);
+            e->step_ssq += sc_sampled_sqnorm(recvbuf, sl->count, sl->dk);
             e->step_gsq += gsq;
             e->step_bytes += (double)sl->bytes;
             e->step_wait += sc_now() - t_in;
@@ -119,7 +146,7 @@ int sc_engine_call(sc_engine *e, int slot, long pos, const void *sendbuf, void *
             return rc;
         }
     }
-    e->step_gsq += sampled_sqnorm(mine, sl->count, sl->dk);
+    e->step_gsq += sc_sampled_sqnorm(mine, sl->count, sl->dk);
     e->step_bytes += (double)sl->bytes;
 
     pthread_mutex_lock(&e->mu);
@@ -141,8 +168,9 @@ int sc_engine_call(sc_engine *e, int slot, long pos, const void *sendbuf, void *
     int waits = flush || exact_mode || sl->inbox_rounds == 0;
     /* A waiting caller's buffers stay put until it returns, so its deposit
      * is borrowed and results land in its receive buffer; a caller that
-     * returns at once leaves a copy. */
-    int borrow = waits && sl->inbox_rounds == 0;
+     * returns at once leaves a copy.  A nonblocking call leaves a copy too:
+     * its result goes through the inbox when its round is in. */
+    int borrow = waits && sl->inbox_rounds == 0 && !nb;
     int to_target = borrow && e->my_parent < 0;   /* a child's results arrive through its inbox */
     sc_deposit *d = borrow ? calloc(1, sizeof *d) : deposit_get(sl);
     if (!d) {
@@ -168,19 +196,41 @@ int sc_engine_call(sc_engine *e, int slot, long pos, const void *sendbuf, void *
     d->sent = 0;
     d->pos = pos;
     long need = d->idx + 1;
+    /* A nonblocking caller counts as waiting for its round too: it will
+     * wait (or poll) for it before it deposits here again, so the
+     * coordinator must not hold rounds for its next deposit (staleness). */
     d->flags = (flush ? NOTE_FLUSH : 0) | (exact_mode ? NOTE_EXACT : 0) | (waits ? NOTE_WAITS : 0);
     long flags = d->flags;
     if (sl->tail) sl->tail->next = d;
     else sl->head = d;
     sl->tail = d;
     int announce = e->my_parent < 0;   /* a child's deposits go through its engine to the parent */
-    if (waits) e->waiting_slot = slot;
+    int later = nb && waits;           /* the engine completes this call */
+    if (later) {
+        nb->recvbuf = recvbuf;
+        sl->nb = nb;
+        sl->nb_need = need;
+        e->nb_pending++;
+    } else if (waits) {
+        e->waiting_slot = slot;
+    }
     pthread_mutex_unlock(&e->mu);
 
     int rc = MPI_SUCCESS;
     if (announce) {
         long note[NOTE_LEN] = {NOTE_DEPOSIT, slot, need, flags, -1, pos};
         rc = PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+    }
+    if (later) {
+        /* From here the request is the engine's: a failure completes it
+         * with the error, which the user's wait returns. */
+        *pending = 1;
+        pthread_mutex_lock(&e->mu);
+        pthread_cond_signal(&e->cv_engine);
+        pthread_mutex_unlock(&e->mu);
+        sc_engine_failed(e, rc);
+        sc_stall_app(e, SC_APP_COMPUTING, slot, pos + 1, 0);
+        return MPI_SUCCESS;
     }
 
     pthread_mutex_lock(&e->mu);
@@ -228,10 +278,21 @@ int sc_engine_call(sc_engine *e, int slot, long pos, const void *sendbuf, void *
     sl->target_alias = NULL;
     if (e->my_parent >= 0) e->stats.child_rounds++;
     pthread_mutex_unlock(&e->mu);
-    e->step_ssq += sampled_sqnorm(recvbuf, sl->count, sl->dk);
+    e->step_ssq += sc_sampled_sqnorm(recvbuf, sl->count, sl->dk);
     e->step_wait += sc_now() - t_in;
     sc_stall_app(e, SC_APP_COMPUTING, slot, pos + 1, 0);
     return rc;
+}
+
+int sc_engine_call(sc_engine *e, int slot, long pos, const void *sendbuf, void *recvbuf, int exact, int *first_off)
+{
+    return engine_call(e, slot, pos, sendbuf, recvbuf, exact, first_off, NULL, NULL);
+}
+
+int sc_engine_icall(sc_engine *e, int slot, long pos, const void *sendbuf, void *recvbuf, int exact, int *first_off,
+                    sc_nb_call *nb, int *pending)
+{
+    return engine_call(e, slot, pos, sendbuf, recvbuf, exact, first_off, nb, pending);
 }
 
 /* Off the pattern, in rounds: the coordinator judges once every rank's
@@ -355,6 +416,7 @@ const char *sc_away_name(int what)
 {
     static const char *const names[SC_AWAY_N] = {
         "a collective", "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allgather", "MPI_Gather",
-        "MPI_Scatter", "MPI_Alltoall", "an exact MPI_Allreduce", "MPI_Allreduce on another communicator"};
+        "MPI_Scatter", "MPI_Alltoall", "an exact MPI_Allreduce", "MPI_Allreduce on another communicator",
+        "MPI_Wait (or Waitall, Waitany, Waitsome)", "MPI_Test polling (or Testall, Testany, Testsome)"};
     return what >= 0 && what < SC_AWAY_N ? names[what] : names[0];
 }

@@ -9,6 +9,29 @@
 #include <string.h>
 #include "runtime.h"
 
+/* Where rank r is blocked, from what this coordinator knows: the first
+ * slot holding a deposit it waits for (its blocking call, or nonblocking
+ * calls not complete yet, several at once), else outside the rounds (in a
+ * call elsewhere, in direct steps, off the pattern), else nowhere. */
+static void reblock(sc_engine *e, int r)
+{
+    for (int s = 0; s < e->nslots; s++) {
+        const sc_track *t = &e->slots[s].track;
+        if (t->waits_upto[r] > t->included[r]) {
+            e->blocked_at[r] = s;
+            e->blocked_need[r] = t->waits_upto[r];
+            return;
+        }
+    }
+    e->blocked_at[r] = e->outside[r] || e->in_direct[r] ? SC_BLOCKED_OUTSIDE : -1;
+}
+
+void sc_coord_reblock_after(sc_engine *e, int s)
+{
+    for (int r = 0; r < e->n; r++)
+        if (e->blocked_at[r] == s && e->slots[s].track.included[r] >= e->blocked_need[r]) reblock(e, r);
+}
+
 static void apply_note(sc_engine *e, int src, const long *note)
 {
     int who = note[NOTE_FOR] >= 0 ? (int)note[NOTE_FOR] : src;
@@ -19,26 +42,29 @@ static void apply_note(sc_engine *e, int src, const long *note)
          * member itself, a child through its parent.  Anything else is from
          * before a topology change; the owner announces it again. */
         if (note[4] >= 0 ? e->parent[who] != src : e->parent[who] != -1) return;
-        sc_track_announce(&e->slots[note[1]].track, who, note[2], (int)(note[3] & NOTE_KIND_FLAGS));
-        if (note[3] & NOTE_WAITS) {
-            e->blocked_at[who] = (int)note[1];
-            e->blocked_need[who] = note[2];
+        sc_track *t = &e->slots[note[1]].track;
+        sc_track_announce(t, who, note[2], (int)(note[3] & NOTE_KIND_FLAGS));
+        if ((note[3] & NOTE_WAITS) && note[2] > t->waits_upto[who]) {
+            t->waits_upto[who] = note[2];
+            if (e->blocked_at[who] < 0) reblock(e, who);
         }
-    } else if (note[0] == NOTE_AWAY || note[0] == NOTE_DIRECT) {
+    } else if (note[0] == NOTE_AWAY || note[0] == NOTE_DIRECT || note[0] == NOTE_OFF) {
         /* A rank gone direct deposits nothing until it comes back: rounds
          * left over from the switch (a later slot's deposit of a rank that
-         * was behind) must not wait for it. */
+         * was behind) must not wait for it.  Nor do they wait for a rank
+         * blocked until the verdict on its call off the pattern. */
         if (note[0] == NOTE_DIRECT) e->in_direct[who] = 1;
-        if (e->blocked_at[who] == -1) e->blocked_at[who] = SC_BLOCKED_OUTSIDE;
+        if (note[0] == NOTE_OFF) {
+            e->off_pos[who] = note[NOTE_POS];
+            e->off_shape[who] = note[NOTE_COUNT];
+            e->noff++;
+        }
+        e->outside[who] = 1;
+        reblock(e, who);
     } else if (note[0] == NOTE_BACK || note[0] == NOTE_ROUNDS) {
         if (note[0] == NOTE_ROUNDS) e->in_direct[who] = 0;
-        if (e->blocked_at[who] == SC_BLOCKED_OUTSIDE && !e->in_direct[who]) e->blocked_at[who] = -1;
-    } else if (note[0] == NOTE_OFF) {
-        /* blocked until the verdict: rounds do not wait for it */
-        e->off_pos[who] = note[NOTE_POS];
-        e->off_shape[who] = note[NOTE_COUNT];
-        e->noff++;
-        if (e->blocked_at[who] == -1) e->blocked_at[who] = SC_BLOCKED_OUTSIDE;
+        if (!e->in_direct[who]) e->outside[who] = 0;
+        reblock(e, who);
     } else if (note[0] == NOTE_STALLED) {
         sc_stall_alarm(e, who, (double)note[NOTE_COUNT] * 1e-3);
     } else if (note[0] == NOTE_STOPPED) {
@@ -147,8 +173,7 @@ static int close_round(sc_engine *e, int s, sc_rules *rules, sc_mode mode, int k
         mode != SC_MODE_GROUPS && (e->stats.min_fresh < 0 || fresh < e->stats.min_fresh))
         e->stats.min_fresh = fresh;
     if (tr->max_absent > e->stats.max_staleness) e->stats.max_staleness = tr->max_absent;
-    for (int r = 0; r < e->n; r++)
-        if (e->blocked_at[r] == s && e->incl[r] >= e->blocked_need[r]) e->blocked_at[r] = -1;
+    sc_coord_reblock_after(e, s);
     int rc = sc_send_round(e, ROUND_RUN, s, mode, k, e->incl, deposits);
     if (sc_engine_failed(e, rc)) return rc;
     sc_run_round(e, s, e->incl, deposits, mode, k);

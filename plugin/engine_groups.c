@@ -141,7 +141,7 @@ int sc_groups_apply(sc_engine *e, const long *parent, long epoch, const long *in
         drop_included(sl, included[s]);   /* a waiting caller still waits for the result */
         for (sc_deposit *d = sl->head; d; d = d->next) d->sent = 0;
         if (e->my_parent < 0 && sl->head && sl->calls > sl->included_self && sl->calls > included[s]) {
-            long flags = (sl->tail->flags & NOTE_KIND_FLAGS) | (e->waiting_slot == s ? NOTE_WAITS : 0);
+            long flags = (sl->tail->flags & NOTE_KIND_FLAGS) | (e->waiting_slot == s || sl->nb ? NOTE_WAITS : 0);
             long calls = sl->calls, pos = sl->tail->pos;
             pthread_mutex_unlock(&e->mu);
             announce(e, s, calls, flags, -1, pos);
@@ -326,6 +326,7 @@ static int receive_results(sc_engine *e)
         sl->inbox_rounds++;
         if (h[CR_INCL] > sl->included_self) sl->included_self = h[CR_INCL];
         drop_included(sl, sl->included_self);
+        sc_nb_ready(e, sl);
         e->mode = (sc_mode)h[CR_MODE];
         e->k = (int)h[CR_K];
         e->stats.rounds++;
@@ -374,7 +375,7 @@ int sc_groups_forward(sc_engine *e)
         }
         e->dep_hdr[CD_SLOT] = s;
         e->dep_hdr[CD_COUNT] = last->upto;
-        e->dep_hdr[CD_FLAGS] = (last->flags & NOTE_KIND_FLAGS) | (e->waiting_slot == s ? NOTE_WAITS : 0);
+        e->dep_hdr[CD_FLAGS] = (last->flags & NOTE_KIND_FLAGS) | (e->waiting_slot == s || sl->nb ? NOTE_WAITS : 0);
         e->dep_hdr[CD_EPOCH] = e->epoch;
         e->dep_hdr[CD_POS] = last->pos;
         pthread_mutex_unlock(&e->mu);

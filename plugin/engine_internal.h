@@ -3,6 +3,7 @@
  *   engine_coord.c   the coordinator: notices, closing rounds, decisions, verdicts
  *   engine_member.c  every other rank's engine thread
  *   engine_caller.c  the application thread's side: deposits, waiting, results
+ *   engine_nonblocking.c  completing nonblocking calls' requests
  *   engine_direct.c  exact modes as plain collectives by the application threads
  *   engine_groups.c  the ring and its children
  *   engine_decide.c  membership and mode decisions
@@ -76,6 +77,10 @@ typedef struct sc_slot {
     void *target;
     int target_filled;
     const void *target_alias;  /* a borrowed deposit living in target (MPI_IN_PLACE) */
+    /* A nonblocking call on this slot not complete yet (at most one: a
+     * later call on the slot waits for it), and the deposit count it needs. */
+    sc_nb_call *nb;
+    long nb_need;
     /* engine thread only */
     void *scratch;             /* the round buffer */
     sc_track track;            /* coordinator only */
@@ -153,6 +158,7 @@ struct sc_engine {
     unsigned char *gone;
     unsigned char *in_direct;  /* ranks whose application thread runs direct steps: no deposits until back */
     int *blocked_at;           /* slot each rank waits on, -1, or SC_BLOCKED_OUTSIDE */
+    unsigned char *outside;    /* ranks in a call outside these rounds (AWAY, OFF, DIRECT until BACK or ROUNDS) */
     long *blocked_need;        /* the deposit count that rank waits for */
     long *last_pos;            /* per rank: on-pattern calls it is known to have made */
     long *off_pos;             /* per rank: position of its call off the pattern awaiting a verdict, -1 */
@@ -175,6 +181,8 @@ struct sc_engine {
     double step_start, step_wait;   /* application thread: this step's start and time inside */
     double step_gsq, step_ssq;      /* this step's sampled squared norms: my buffers, the results */
     double step_bytes;
+    int nb_pending;                 /* under mu: nonblocking calls not complete yet */
+    double nb_ssq;                  /* under mu: sampled squared norms of nonblocking results, for step_ssq */
     long steps;
     void *probe_buf;                /* the link probe's buffers (auto, 4 ranks or more), else NULL */
     void *lockstep_buf;             /* application thread: the poisoned buffer of an off-pattern direct call */
@@ -195,6 +203,15 @@ int sc_recv_next(MPI_Comm comm, int tag, MPI_Datatype dt, void *buf, int count, 
 int sc_engine_failed(sc_engine *e, int rc);
 /* A notice of `kind` (NOTE_*, no slot) from this rank to the coordinator. */
 int sc_engine_note(sc_engine *e, long kind);
+
+/* engine_caller.c: squared norm on every 16th element */
+double sc_sampled_sqnorm(const void *buf, long count, sc_dkind dk);
+
+/* engine_nonblocking.c, mu held: complete sl's nonblocking call once the
+ * round holding its deposit is in; complete every pending one (those
+ * ready with their result, the others with rc). */
+void sc_nb_ready(sc_engine *e, sc_slot *sl);
+void sc_nb_fail_all(sc_engine *e, int rc);
 
 /* engine_groups.c */
 int sc_groups_init(sc_engine *e);
@@ -241,6 +258,8 @@ void sc_engine_free(sc_engine *e);
 void sc_coordinator_loop(sc_engine *e);
 void sc_member_loop(sc_engine *e);
 int sc_coord_drain_notes(sc_engine *e);
+/* After a round of slot s closed: ranks that waited only for it are not blocked any longer. */
+void sc_coord_reblock_after(sc_engine *e, int s);
 /* Round message (RUN, STOP, FINAL) to the members, or TOPO to everybody;
  * tail: incl[n] (RUN) or parent[n] (TOPO, followed by the receiver's
  * included counts per slot). */

@@ -10,8 +10,9 @@ int sc_track_init(sc_track *t, int n)
     t->included = calloc((size_t)n, sizeof(long));
     t->absent = calloc((size_t)n, sizeof(int));
     t->exact_upto = calloc((size_t)n, sizeof(long));
+    t->waits_upto = calloc((size_t)n, sizeof(long));
     t->quorum_since = -1;
-    if (!t->announced || !t->included || !t->absent || !t->exact_upto) {
+    if (!t->announced || !t->included || !t->absent || !t->exact_upto || !t->waits_upto) {
         sc_track_free(t);
         return -1;
     }
@@ -24,7 +25,8 @@ void sc_track_free(sc_track *t)
     free(t->included);
     free(t->absent);
     free(t->exact_upto);
-    t->announced = t->included = t->exact_upto = NULL;
+    free(t->waits_upto);
+    t->announced = t->included = t->exact_upto = t->waits_upto = NULL;
     t->absent = NULL;
 }
 

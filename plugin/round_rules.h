@@ -19,6 +19,7 @@ typedef struct sc_track {
     long *included;       /* per rank: deposits included in closed rounds */
     int *absent;          /* per rank: consecutive closed rounds it had nothing fresh in */
     long *exact_upto;     /* per rank: count of its latest deposit flagged flush or exact (it waits for it) */
+    long *waits_upto;     /* per rank: count of its latest deposit whose caller waits (or will wait) for it */
     long flush_upto;      /* a flush (or a catch-up) needs every active rank's first flush_upto deposits; 0 none */
     double quorum_since;  /* time the quorum was first met for the open round; < 0 not yet */
     long max_absent;      /* largest absence seen (staleness, for the report) */
