@@ -1,4 +1,4 @@
-/* Blocking collectives other than MPI_Allreduce.  While tolerant engines
+/* Blocking collectives other than MPI_Allreduce, and the blocking waits.  While tolerant engines
  * run, a rank blocked in one of these cannot deposit; its engines'
  * coordinators are told it is away meanwhile, so no round waits for it
  * (the ranks that would release it may be the ones waiting).  Otherwise
@@ -52,4 +52,77 @@ int MPI_Alltoall(const void *sendbuf, int scount, MPI_Datatype sdt, void *recvbu
                  MPI_Comm comm)
 {
     AWAY_AROUND(SC_AWAY_ALLTOALL, PMPI_Alltoall(sendbuf, scount, sdt, recvbuf, rcount, rdt, comm));
+}
+
+/* The blocking completion calls.  A rank blocked in one cannot deposit
+ * either (it may wait for a request of its own collective that the other
+ * ranks have not started yet): away, as in the collectives above, but
+ * only when the requests are not complete already, so a wait on requests
+ * the rounds have finished costs a test and no notices. */
+int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    int done = 0;
+    if (!sc_comm_engines_here()) return PMPI_Wait(request, status);
+    int rc = PMPI_Test(request, &done, status);
+    if (rc != MPI_SUCCESS || done) return rc;
+    AWAY_AROUND(SC_AWAY_WAIT, PMPI_Wait(request, status));
+}
+
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+    int done = 0;
+    if (!sc_comm_engines_here()) return PMPI_Waitall(count, requests, statuses);
+    int rc = PMPI_Testall(count, requests, &done, statuses);
+    if (rc != MPI_SUCCESS || done) return rc;
+    AWAY_AROUND(SC_AWAY_WAIT, PMPI_Waitall(count, requests, statuses));
+}
+
+int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+{
+    int done = 0;
+    if (!sc_comm_engines_here()) return PMPI_Waitany(count, requests, index, status);
+    int rc = PMPI_Testany(count, requests, index, &done, status);
+    if (rc != MPI_SUCCESS || done) return rc;
+    AWAY_AROUND(SC_AWAY_WAIT, PMPI_Waitany(count, requests, index, status));
+}
+
+int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    if (!sc_comm_engines_here()) return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+    int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
+    if (rc != MPI_SUCCESS || *outcount != 0) return rc;   /* some completed, or MPI_UNDEFINED: none active */
+    AWAY_AROUND(SC_AWAY_WAIT, PMPI_Waitsome(incount, requests, outcount, indices, statuses));
+}
+
+/* The tests: polling requests that are not complete is waiting too, in
+ * small pieces; the engines treat this rank as away until a test finds
+ * them complete or it makes a call of its own. */
+#define POLLING(done)                                      \
+    do {                                                   \
+        if (rc == MPI_SUCCESS) sc_comm_polling(!(done));   \
+        return rc;                                         \
+    } while (0)
+
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    int rc = PMPI_Test(request, flag, status);
+    POLLING(*flag);
+}
+
+int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+    int rc = PMPI_Testall(count, requests, flag, statuses);
+    POLLING(*flag);
+}
+
+int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
+{
+    int rc = PMPI_Testany(count, requests, index, flag, status);
+    POLLING(*flag);
+}
+
+int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
+    POLLING(*outcount != 0);
 }

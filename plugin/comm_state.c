@@ -5,14 +5,20 @@
 
 static int keyval = MPI_KEYVAL_INVALID;
 static sc_comm *live;   /* every communicator with state, newest first */
+/* Guards live, the report rows' assignment and every engine pointer
+ * others may follow (threads: calls on different communicators at once).
+ * Never held across a collective. */
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void unlink_state(sc_comm *cs)
 {
+    pthread_mutex_lock(&live_mu);
     for (sc_comm **p = &live; *p; p = &(*p)->next_live)
         if (*p == cs) {
             *p = cs->next_live;
-            return;
+            break;
         }
+    pthread_mutex_unlock(&live_mu);
 }
 
 static void fold_stats(sc_stats *row, const sc_engine_stats *st)
@@ -77,13 +83,16 @@ static sc_carry *new_carry(const sc_comm *cs)
 void sc_comm_stop_engine(sc_comm *cs, int keep_leftovers)
 {
     if (!cs->engine) return;
-    sc_engine_announce_leave(cs->engine);
-    sc_engine_serve_while_direct(&cs->engine, 1);
+    pthread_mutex_lock(&live_mu);   /* other threads no longer see it */
+    sc_engine *e = cs->engine;
+    cs->engine = NULL;
+    pthread_mutex_unlock(&live_mu);
+    sc_engine_announce_leave(e);
+    sc_engine_serve_while_direct(&e, 1);
     sc_engine_stats st;
     sc_carry *c = keep_leftovers ? new_carry(cs) : NULL;
     if (keep_leftovers && !c) sc_say(SC_SAY_ERROR, 1, "starcoll: out of memory keeping undelivered results; they are lost");
-    sc_engine_leave(cs->engine, &st, c ? keep_leftover : NULL, c);
-    cs->engine = NULL;
+    sc_engine_leave(e, &st, c ? keep_leftover : NULL, c);
     fold_stats(cs->row, &st);
     int any = 0;
     for (int s = 0; c && s < c->nslots; s++) any |= c->buf[s] != NULL;
@@ -141,6 +150,14 @@ void sc_comm_pay_carry(sc_comm *cs, int slot, void *recvbuf, long count, int dki
     }
 }
 
+int sc_comm_owes_carry(const sc_comm *cs, int slot)
+{
+    for (const sc_carry *c = cs->carry; c; c = c->next)
+        for (int s = 0; s < c->nslots; s++)
+            if (c->buf[s] && c->to[s] == slot) return 1;
+    return 0;
+}
+
 void sc_comm_count_carries(void)
 {
     for (sc_comm *cs = live; cs; cs = cs->next_live)
@@ -153,6 +170,8 @@ static void free_subcomms(sc_comm *cs)
     sc_comm_stop_engine(cs, 0);
     sc_hier_free(&cs->hier);
 }
+
+static sc_comm *make_state(MPI_Comm comm);
 
 /* Called by MPI when the user's communicator is freed (or the attribute deleted). */
 static int delete_state(MPI_Comm comm, int kv, void *attr, void *extra)
@@ -185,10 +204,24 @@ sc_comm *sc_comm_get(MPI_Comm comm)
     int found = 0;
     if (PMPI_Comm_get_attr(comm, keyval, &attr, &found) != MPI_SUCCESS) return NULL;
     if (found) return attr;
+    pthread_mutex_lock(&live_mu);   /* made once, whichever thread comes first */
+    sc_comm *cs = make_state(comm);
+    pthread_mutex_unlock(&live_mu);
+    return cs;
+}
+
+/* live_mu held */
+static sc_comm *make_state(MPI_Comm comm)
+{
+    void *attr = NULL;
+    int found = 0;
+    if (PMPI_Comm_get_attr(comm, keyval, &attr, &found) != MPI_SUCCESS) return NULL;
+    if (found) return attr;
     sc_comm *cs = calloc(1, sizeof *cs);
     if (!cs) return NULL;
     cs->comm = comm;
     cs->agree_comm = MPI_COMM_NULL;
+    cs->caller = pthread_self();
     sc_hier_init(&cs->hier);
     if (PMPI_Comm_test_inter(comm, &cs->is_inter) != MPI_SUCCESS ||
         (cs->is_inter ? PMPI_Comm_remote_size(comm, &cs->size) : PMPI_Comm_size(comm, &cs->size)) != MPI_SUCCESS ||
@@ -228,30 +261,73 @@ void sc_comm_stop_all_engines(void)
     for (sc_comm *cs = live; cs; cs = cs->next_live) sc_comm_stop_engine(cs, 0);
 }
 
+/* This thread polls requests that are not complete (sc_comm_polling). */
+static __thread int polling;
+
+/* Only the engines whose calls come from this thread: another thread's
+ * engine hears of its own thread's waits (notices from two threads at
+ * once about one rank would race with its deposits). */
+static int drives(const sc_comm *cs)
+{
+    return cs->engine && pthread_equal(cs->caller, pthread_self());
+}
+
 void sc_comm_away(sc_engine *except, int away, int what)
 {
+    if (!away && !except) polling = 0;   /* back everywhere */
+    pthread_mutex_lock(&live_mu);
     for (sc_comm *cs = live; cs; cs = cs->next_live)
-        if (cs->engine && cs->engine != except) sc_engine_away(cs->engine, away, what);
+        if (drives(cs) && cs->engine != except) sc_engine_away(cs->engine, away, what);
+    pthread_mutex_unlock(&live_mu);
+}
+
+void sc_comm_polling(int on)
+{
+    if (on == polling || !sc_comm_engines_here()) return;
+    sc_comm_away(NULL, on, SC_AWAY_TEST);
+    polling = on;
 }
 
 int sc_comm_engines_here(void)
 {
-    /* Only the thread that initialized MPI deposits; other threads' calls
-     * are none of the engines' business (and must not walk the list). */
-    return sc_rt.active && pthread_equal(pthread_self(), sc_rt.init_thread) ? sc_comm_engines() : 0;
+    if (!sc_rt.active) return 0;
+    int n = 0;
+    pthread_mutex_lock(&live_mu);
+    for (sc_comm *cs = live; cs; cs = cs->next_live) n += drives(cs);
+    pthread_mutex_unlock(&live_mu);
+    return n;
 }
 
 int sc_comm_engines(void)
 {
     int n = 0;
+    pthread_mutex_lock(&live_mu);
     for (sc_comm *cs = live; cs; cs = cs->next_live) n += cs->engine != NULL;
+    pthread_mutex_unlock(&live_mu);
     return n;
+}
+
+int sc_comm_enter(sc_comm *cs)
+{
+    int idle = 0;
+    if (!__atomic_compare_exchange_n(&cs->busy, &idle, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return 0;
+    pthread_mutex_lock(&live_mu);
+    cs->caller = pthread_self();
+    pthread_mutex_unlock(&live_mu);
+    return 1;
+}
+
+void sc_comm_leave(sc_comm *cs)
+{
+    __atomic_store_n(&cs->busy, 0, __ATOMIC_RELEASE);
 }
 
 void sc_comm_flush_all(void)
 {
+    pthread_mutex_lock(&live_mu);
     for (sc_comm *cs = live; cs; cs = cs->next_live)
         if (cs->engine) sc_engine_flush_next(cs->engine);
+    pthread_mutex_unlock(&live_mu);
 }
 
 void sc_comm_finalize(void)

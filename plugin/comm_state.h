@@ -28,6 +28,11 @@ typedef struct sc_comm {
     struct sc_carry *carry;     /* results drained from a dropped pattern, owed to the same tensor later */
     int said_reject;            /* this rank said why a call failed on this communicator */
     char why_exact[400];        /* why the agreed pattern stays exact, "" when it does not */
+    /* A call under way (threads: two at once on one communicator is
+     * erroneous MPI; the second passes through, said once), and the thread
+     * of the latest call. */
+    int busy;
+    pthread_t caller;
     struct sc_comm *next_live;
 } sc_comm;
 
@@ -50,6 +55,8 @@ void sc_comm_stop_engine(sc_comm *cs, int keep_leftovers);
 void sc_comm_map_carries(sc_comm *cs);
 /* Add what is owed to slot `slot` of the current pattern into recvbuf. */
 void sc_comm_pay_carry(sc_comm *cs, int slot, void *recvbuf, long count, int dkind);
+/* 1 when something is owed to slot `slot` */
+int sc_comm_owes_carry(const sc_comm *cs, int slot);
 /* Results still owed, counted into each communicator's report row. */
 void sc_comm_count_carries(void);
 
@@ -58,13 +65,27 @@ int sc_comm_keyval_init(void);
 sc_comm *sc_comm_get(MPI_Comm comm);
 /* MPI_Finalize: leave every tolerant engine (returns when all ranks left). */
 void sc_comm_stop_all_engines(void);
-/* The main thread blocks in a call outside the engines' rounds (away=1)
- * or is back (away=0): every engine but `except` is told; what: SC_AWAY_*. */
+/* A thread of this rank blocks in a call outside the engines' rounds
+ * (away=1) or is back (away=0): every engine but `except` is told; what:
+ * SC_AWAY_*.  Whichever thread blocks: with calls from several threads,
+ * a rank blocked on one communicator may be what another one's rounds
+ * wait for (its next call there may come only after); a thread still
+ * making calls there is known by its own deposits. */
 void sc_comm_away(sc_engine *except, int away, int what);
 /* Number of running engines in this process. */
 int sc_comm_engines(void);
-/* The same, 0 when called from a thread other than MPI_Init's. */
+/* The same, 0 before MPI_Init or after MPI_Finalize. */
 int sc_comm_engines_here(void);
+/* A call on cs starts (1; 0: another thread's call on cs is under way)
+ * and ends. */
+int sc_comm_enter(sc_comm *cs);
+
+void sc_comm_leave(sc_comm *cs);
+/* The application thread found requests not complete in a test (on=1:
+ * it polls them, as overlapping codes do, and deposits nothing until
+ * they are: the engines treat it as away) or is back (on=0: a test found
+ * them complete, or it makes a call of its own). */
+void sc_comm_polling(int on);
 /* MPI_Pcontrol(2) on every communicator. */
 void sc_comm_flush_all(void);
 /* Free every sub-communicator and the keyval; before PMPI_Finalize. */

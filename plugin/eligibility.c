@@ -7,7 +7,6 @@ size_t sc_dkind_size(sc_dkind k)
 
 sc_elig sc_eligibility(const sc_call_shape *c, size_t min_bytes)
 {
-    if (c->foreign_thread) return SC_ELIG_THREAD;
     if (!c->op_is_sum) return SC_ELIG_NOT_SUM;
     if (c->dkind == SC_DK_OTHER) return SC_ELIG_DATATYPE;
     if (c->is_inter) return SC_ELIG_INTERCOMM;
@@ -23,6 +22,7 @@ const char *sc_elig_reason(sc_elig e)
     static const char *const why[SC_ELIG_NREASONS] = {
         "eligible", "op is not MPI_SUM", "datatype is not MPI_FLOAT or MPI_DOUBLE",
         "intercommunicator", "communicator of one rank", "empty call",
-        "below STARCOLL_MIN_BYTES", "sendbuf aliases recvbuf", "called from another thread"};
+        "below STARCOLL_MIN_BYTES", "sendbuf aliases recvbuf",
+        "two threads at once on one communicator"};
     return (e >= 0 && e < SC_ELIG_NREASONS) ? why[e] : "?";
 }

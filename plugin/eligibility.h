@@ -16,9 +16,10 @@ typedef enum sc_elig {
     SC_ELIG_COUNT,          /* count <= 0 */
     SC_ELIG_SMALL,          /* below STARCOLL_MIN_BYTES */
     SC_ELIG_ALIAS,          /* sendbuf == recvbuf (erroneous in MPI: let MPI say so) */
-    SC_ELIG_THREAD,         /* called from a thread other than MPI_Init's */
+    SC_ELIG_THREAD,         /* two threads call on one communicator at once (decided in interpose.c) */
     SC_ELIG_NREASONS
 } sc_elig;
+#define SC_ELIG_NREASONS_MAX 16   /* room kept in the report's counters */
 
 typedef struct sc_call_shape {
     int op_is_sum;
@@ -27,7 +28,6 @@ typedef struct sc_call_shape {
     int comm_size;
     long count;
     int aliased;
-    int foreign_thread;
 } sc_call_shape;
 
 sc_elig sc_eligibility(const sc_call_shape *c, size_t min_bytes);

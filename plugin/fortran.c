@@ -1,4 +1,4 @@
-/* Fortran MPI_ALLREDUCE.  Open MPI's Fortran bindings (mpif.h, `use mpi`,
+/* Fortran MPI_ALLREDUCE and MPI_IALLREDUCE.  Open MPI's Fortran bindings (mpif.h, `use mpi`,
  * and `use mpi_f08` through ompi_allreduce_f) call PMPI_Allreduce directly,
  * so the C wrapper never sees Fortran calls: provide the Fortran symbols
  * and route them through MPI_Allreduce. */
@@ -15,8 +15,7 @@ static const char *const in_place_names[] = {"mpi_fortran_in_place_", "mpi_fortr
 static const char *const bottom_names[] = {"mpi_fortran_bottom_", "mpi_fortran_bottom", "mpi_fortran_bottom__",
                                            "MPI_FORTRAN_BOTTOM", NULL};
 
-void mpi_allreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op,
-                    MPI_Fint *comm, MPI_Fint *ierr)
+static void fortran_buffers(void **sendbuf, void **recvbuf)
 {
     static void *in_place_addr, *bottom_addr;
     static int looked;
@@ -25,11 +24,31 @@ void mpi_allreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *dat
         for (int i = 0; bottom_names[i] && !bottom_addr; i++) bottom_addr = dlsym(RTLD_DEFAULT, bottom_names[i]);
         looked = 1;
     }
-    if (sendbuf && sendbuf == in_place_addr) sendbuf = MPI_IN_PLACE;
-    if (sendbuf && sendbuf == bottom_addr) sendbuf = MPI_BOTTOM;
-    if (recvbuf && recvbuf == bottom_addr) recvbuf = MPI_BOTTOM;
+    if (*sendbuf && *sendbuf == in_place_addr) *sendbuf = MPI_IN_PLACE;
+    if (*sendbuf && *sendbuf == bottom_addr) *sendbuf = MPI_BOTTOM;
+    if (*recvbuf && *recvbuf == bottom_addr) *recvbuf = MPI_BOTTOM;
+}
+
+void mpi_allreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op,
+                    MPI_Fint *comm, MPI_Fint *ierr)
+{
+    fortran_buffers(&sendbuf, &recvbuf);
     int rc = MPI_Allreduce(sendbuf, recvbuf, (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op),
                            PMPI_Comm_f2c(*comm));
+    if (ierr) *ierr = (MPI_Fint)rc;
+}
+
+/* MPI_IALLREDUCE: the same, with the request handed back as Fortran's. */
+void mpi_iallreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op,
+                     MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
+void mpi_iallreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op,
+                     MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+    fortran_buffers(&sendbuf, &recvbuf);
+    MPI_Request req = MPI_REQUEST_NULL;
+    int rc = MPI_Iallreduce(sendbuf, recvbuf, (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op),
+                            PMPI_Comm_f2c(*comm), &req);
+    if (rc == MPI_SUCCESS) *request = PMPI_Request_c2f(req);
     if (ierr) *ierr = (MPI_Fint)rc;
 }
 
@@ -42,6 +61,15 @@ SC_FORTRAN_ALIAS(mpi_allreduce__)
 SC_FORTRAN_ALIAS(MPI_ALLREDUCE)
 #ifdef OPEN_MPI
 SC_FORTRAN_ALIAS(ompi_allreduce_f)
+#endif
+#define SC_FORTRAN_IALIAS(name) \
+    void name(void *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *) \
+        __attribute__((alias("mpi_iallreduce_")));
+SC_FORTRAN_IALIAS(mpi_iallreduce)
+SC_FORTRAN_IALIAS(mpi_iallreduce__)
+SC_FORTRAN_IALIAS(MPI_IALLREDUCE)
+#ifdef OPEN_MPI
+SC_FORTRAN_IALIAS(ompi_iallreduce_f)
 #endif
 
 /* Init, finalize and pcontrol from Fortran go straight to PMPI_ as well;

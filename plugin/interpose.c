@@ -264,6 +264,25 @@ static int identity_applies(const sc_comm *cs)
  * needs them: collective, at every rank's first MPI_Allreduce on cs under
  * a tolerant policy.  0 when they cannot be had: cs's calls then pass
  * through exact. */
+/* The one thread whose calls take part in tolerant rounds in this
+ * process: the first to make an eligible call under a tolerant policy
+ * (MPI_Init's thread, or a communication thread as Horovod's).  Rounds
+ * driven by two threads at once lost deposits in tests (issue 10, left
+ * open), so another thread's calls stay exact, on every rank alike. */
+static int tolerant_thread_is_me(void)
+{
+    static pthread_t owner;
+    static int claimed;
+    int expected = 0;
+    if (__atomic_compare_exchange_n(&claimed, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        owner = pthread_self();
+        __atomic_store_n(&claimed, 2, __ATOMIC_RELEASE);
+        return 1;
+    }
+    while (__atomic_load_n(&claimed, __ATOMIC_ACQUIRE) != 2) {}
+    return pthread_equal(owner, pthread_self());
+}
+
 static int ensure_identity(sc_comm *cs)
 {
     if (cs->id) return 1;
@@ -271,14 +290,23 @@ static int ensure_identity(sc_comm *cs)
     sc_identity *id = sc_identity_new();
     MPI_Comm dup = MPI_COMM_NULL;
     int away = away_begin();
-    int ok = id != NULL && PMPI_Comm_dup(cs->comm, &dup) == MPI_SUCCESS, all = 0;
-    if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, cs->comm) != MPI_SUCCESS) all = 0;
+    /* agreed by every rank: set up, and called from the tolerant thread */
+    int ok[2] = {id != NULL && PMPI_Comm_dup(cs->comm, &dup) == MPI_SUCCESS, tolerant_thread_is_me()}, all[2] = {0, 0};
+    if (PMPI_Allreduce(ok, all, 2, MPI_INT, MPI_MIN, cs->comm) != MPI_SUCCESS) all[0] = 0;
     away_end(away);
-    if (!all) {
+    if (!all[0] || !all[1]) {
         if (dup != MPI_COMM_NULL) PMPI_Comm_free(&dup);
         sc_identity_free(id);
         cs->engine_failed = 1;
-        sc_say(SC_SAY_ENGINE, 0, "starcoll: cannot set up call identity on a communicator; its calls stay exact (sync)");
+        if (!all[0]) {
+            sc_say(SC_SAY_ENGINE, 0, "starcoll: cannot set up call identity on a communicator; its calls stay exact (sync)");
+        } else {
+            snprintf(sc_rt.row_why[cs->row - sc_rt.rows], sizeof sc_rt.row_why[0],
+                     "its calls come from another thread than the tolerant calls of other communicators (tolerant "
+                     "rounds are driven by one thread per process)");
+            sc_say(SC_SAY_THREADS2, 0, "starcoll: comm %d: %s; they stay exact", (int)(cs->row - sc_rt.rows),
+                   sc_rt.row_why[cs->row - sc_rt.rows]);
+        }
         return 0;
     }
     cs->id = id;
@@ -416,7 +444,8 @@ static int lockstep_off(sc_comm *cs, int slot, uint64_t shape, sc_off_verdict *v
  * agreed first), then the engine's rounds, or exact when the tensors are
  * not told apart; a call off the pattern goes where all ranks agree.
  * *mode gets the mode the call counted in. */
-static int tolerant_allreduce(sc_comm *cs, const sc_user_call *c, sc_dkind dk, sc_mode *mode, double t_in)
+static int tolerant_allreduce(sc_comm *cs, const sc_user_call *c, sc_dkind dk, sc_mode *mode, double t_in,
+                              sc_nb_call *nb, int *pending)
 {
     double outside = cs->last_exit > 0 ? t_in - cs->last_exit : 0;
     sc_call_key k = call_key(cs, c, dk, 1, t_in);
@@ -438,7 +467,15 @@ static int tolerant_allreduce(sc_comm *cs, const sc_user_call *c, sc_dkind dk, s
             cs->row->compute_s += outside;
             *mode = sc_engine_mode(cs->engine);
             int other = -1;
-            int rc = sc_engine_call(cs->engine, slot, pos, c->sendbuf, c->recvbuf, sc_rt.pcontrol_exact, &other);
+            int rc;
+            /* A nonblocking call owed a dropped pattern's result completes
+             * here, so that result can be added before it does (rare). */
+            if (nb && !sc_comm_owes_carry(cs, slot))
+                rc = sc_engine_icall(cs->engine, slot, pos, c->sendbuf, c->recvbuf, sc_rt.pcontrol_exact, &other, nb,
+                                     pending);
+            else
+                rc = sc_engine_call(cs->engine, slot, pos, c->sendbuf, c->recvbuf, sc_rt.pcontrol_exact, &other);
+            if (rc == MPI_SUCCESS && *pending) return rc;
             if (rc == MPI_SUCCESS) {
                 sc_comm_pay_carry(cs, slot, c->recvbuf, c->count, dk);
                 return rc;
@@ -500,14 +537,88 @@ static int ineligible_learning(sc_comm *cs, const sc_user_call *c, sc_dkind dk, 
     return sc_identity_next(cs->id, k, &slot) == SC_ID_LEARNING;
 }
 
-int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+/* ---- nonblocking calls (MPI_Iallreduce) ---------------------------------
+ * An MPI_Iallreduce that takes part in the rounds returns a generalized
+ * request (MPI_Grequest_start), completed by the engine once the round
+ * holding its buffer is in (engine.h, sc_engine_icall).  So every way a
+ * code completes requests works unchanged, MPI_Wait to MPI_Testall and
+ * MPI_Request_free, from C, Fortran and mpi4py, mixed with the code's own
+ * requests, and starcoll needs none of them for completion (blocking.c
+ * wraps the waits only to say this rank is away while blocked in them).
+ * A call that finishes inside MPI_Iallreduce (while the pattern is
+ * learned, exact lockstep, a direct step, missed rounds returned at once)
+ * gets a request already complete. */
+
+static int nb_query(void *extra, MPI_Status *st)
 {
-    if (!sc_rt.active) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    sc_comm *cs = sc_comm_get(comm);
-    if (!cs) {
-        sc_say(SC_SAY_COMM_STATE, 0, "starcoll: cannot attach state to a communicator; its calls pass through");
-        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    const sc_nb_call *nb = extra;
+    PMPI_Status_set_elements(st, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(st, 0);
+    st->MPI_SOURCE = MPI_UNDEFINED;
+    st->MPI_TAG = MPI_UNDEFINED;
+    return nb->rc;
+}
+
+static int nb_free(void *extra)
+{
+    free(extra);
+    return MPI_SUCCESS;
+}
+
+static int nb_cancel(void *extra, int complete)
+{
+    (void)extra;
+    (void)complete;
+    return MPI_SUCCESS;   /* a reduction under way cannot be cancelled: it completes as usual */
+}
+
+/* A request for a call about to start; NULL (with *rc) when none can be had. */
+static sc_nb_call *nb_start(MPI_Request *request, int *rc)
+{
+    sc_nb_call *nb = calloc(1, sizeof *nb);
+    *rc = nb ? PMPI_Grequest_start(nb_query, nb_free, nb_cancel, nb, &nb->req) : MPI_ERR_NO_MEM;
+    if (*rc != MPI_SUCCESS) {
+        free(nb);
+        return NULL;
     }
+    *request = nb->req;
+    return nb;
+}
+
+/* The call finished inside MPI_Iallreduce with rc: its request completes
+ * now; on a failure there is none (MPI leaves it undefined), as with any
+ * call that returns an error. */
+static int nb_finish(sc_nb_call *nb, MPI_Request *request, int rc)
+{
+    nb->rc = rc;
+    PMPI_Grequest_complete(nb->req);
+    if (rc != MPI_SUCCESS) {
+        PMPI_Request_free(request);
+        *request = MPI_REQUEST_NULL;
+    }
+    return rc;
+}
+
+/* The exact paths of a nonblocking call: a call that must be agreed on
+ * or reduced in lockstep right now runs blocking, and its request is
+ * complete when MPI_Iallreduce returns. */
+static int finished_request(MPI_Request *request, int rc)
+{
+    if (!request) return rc;
+    if (rc != MPI_SUCCESS) return rc;
+    int rc2;
+    sc_nb_call *nb = nb_start(request, &rc2);
+    if (!nb) return rc2;
+    return nb_finish(nb, request, rc);
+}
+
+#define PLAIN(c) (request ? PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, c, request) \
+                          : PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, c))
+
+/* A call on cs, which this thread holds for the call's length. */
+static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                     MPI_Comm comm, MPI_Request *request)
+{
     sc_call_shape shape = {
         .op_is_sum = op == MPI_SUM,
         .dkind = datatype_kind(datatype),
@@ -515,22 +626,23 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
         .comm_size = cs->size,
         .count = count,
         .aliased = sendbuf == recvbuf && sendbuf != MPI_IN_PLACE,
-        .foreign_thread = !pthread_equal(pthread_self(), sc_rt.init_thread),
     };
     sc_elig e = sc_eligibility(&shape, sc_rt.policy.min_bytes);
-    if (e == SC_ELIG_THREAD)
-        sc_say(SC_SAY_THREAD, 1, "starcoll: MPI_Allreduce called from a thread other than MPI_Init's; such calls pass through unchanged");
+    sc_comm_polling(0);   /* a call of its own: not polling any more */
     sc_user_call call = {sendbuf, recvbuf, count, datatype, op};
     double t0 = PMPI_Wtime();
     int rc;
+    if (request) cs->row->nonblocking += 1;
     if (e != SC_ELIG_OK) {
         sc_call_key k;
-        if (e == SC_ELIG_THREAD) rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-        else if (ineligible_learning(cs, &call, shape.dkind, &k, t0)) rc = learning_call(cs, &k, &call, shape.dkind);
+        if (ineligible_learning(cs, &call, shape.dkind, &k, t0))
+            rc = finished_request(request, learning_call(cs, &k, &call, shape.dkind));
+        else if (request) rc = PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
         else rc = blocking_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
         cs->last_any_exit = PMPI_Wtime();
         double dt = cs->last_any_exit - t0;
         cs->row->passthrough += 1;
+        cs->row->why_not[e] += 1;
         cs->row->time_in += dt;
         if (cs->engine) {   /* an exact collective inside a tolerant job: everyone waits for the slowest */
             cs->row->exact_in_tolerant += 1;
@@ -548,11 +660,19 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     sc_mode mode = SC_MODE_SYNC;
     if (sc_rt.policy.mode == SC_MODE_HIER && !sc_rt.pcontrol_exact) {
         mode = SC_MODE_HIER;
-        rc = sc_hier_allreduce(&cs->hier, comm, sc_rt.policy.group_size, sendbuf, recvbuf, count, datatype);
+        rc = finished_request(request, sc_hier_allreduce(&cs->hier, comm, sc_rt.policy.group_size, sendbuf, recvbuf,
+                                                         count, datatype));
     } else if (tolerant_policy() && ensure_identity(cs)) {
-        rc = tolerant_allreduce(cs, &call, shape.dkind, &mode, t0);
+        int pending = 0;
+        sc_nb_call *nb = request ? nb_start(request, &rc) : NULL;
+        if (request && !nb) return call_fails(cs, &call, shape.dkind, rc, "no request could be made for it");
+        rc = tolerant_allreduce(cs, &call, shape.dkind, &mode, t0, nb, &pending);
+        if (pending) cs->row->overlapped += 1;
+        else if (nb) rc = nb_finish(nb, request, rc);
     } else {
-        rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+        rc = PLAIN(comm);
+        /* the policy keeps every call exact, or this communicator could not have rounds */
+        cs->row->why_not[tolerant_policy() ? SC_WHY_NO_ENGINE : SC_ELIG_OK] += 1;
     }
     double t1 = PMPI_Wtime(), dt = t1 - t0;
     cs->last_exit = cs->last_any_exit = t1;
@@ -561,4 +681,42 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     cs->row->time_in += dt;
     cs->row->mode_calls[mode] += 1;
     return rc;
+}
+
+/* MPI_Allreduce (request NULL) and MPI_Iallreduce, from any thread:
+ * calls on different communicators may run at once (each communicator's
+ * state is its own; what they share is locked in comm_state.c), two on
+ * the same one may not (erroneous MPI: said, and passed through). */
+static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                  MPI_Request *request)
+{
+    if (!sc_rt.active) return PLAIN(comm);
+    sc_comm *cs = sc_comm_get(comm);
+    if (!cs) {
+        sc_say(SC_SAY_COMM_STATE, 0, "starcoll: cannot attach state to a communicator; its calls pass through");
+        return PLAIN(comm);
+    }
+    if (!sc_comm_enter(cs)) {
+        sc_say(SC_SAY_THREAD, 1, "starcoll: rank %d: two threads call MPI_Allreduce on one communicator at once "
+               "(comm %d; erroneous in MPI: the order of the two is undefined); such calls pass through unchanged",
+               sc_rt.world_rank, (int)(cs->row - sc_rt.rows));
+        cs->row->passthrough += 1;
+        cs->row->why_not[SC_ELIG_THREAD] += 1;
+        return PLAIN(comm);
+    }
+    int rc = reduce_on(cs, sendbuf, recvbuf, count, datatype, op, comm, request);
+    sc_comm_leave(cs);
+    return rc;
+}
+#undef PLAIN
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return reduce(sendbuf, recvbuf, count, datatype, op, comm, NULL);
+}
+
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    return reduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 }

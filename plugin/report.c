@@ -11,7 +11,8 @@
 /* Per-row fields reduced with MPI_SUM, then with MPI_MAX. */
 enum { F_ELIG, F_PASS, F_BYTES, F_TIME, F_MODE0, F_SIZE = F_MODE0 + SC_NMODES, F_INST, F_RANKS,
        F_STEPS, F_ROUNDS, F_FRESH, F_LATE, F_STALE, F_WAIT, F_CHILD, F_XCALLS, F_XTIME, F_COMPUTE, F_RELAXED,
-       F_NEGMINFRESH, F_LEARN, F_AMBIG, F_STRAY, F_RELEARN, F_FAILED, F_CARRY, F_N };
+       F_NEGMINFRESH, F_LEARN, F_AMBIG, F_STRAY, F_RELEARN, F_FAILED, F_CARRY, F_NB, F_OVERLAP, F_WHY0,
+       F_N = F_WHY0 + SC_ELIG_NREASONS_MAX };
 
 static void pack(double *sum, double *max)
 {
@@ -44,6 +45,9 @@ static void pack(double *sum, double *max)
         o[F_RELEARN] = s->relearns;
         o[F_FAILED] = s->failed;
         o[F_CARRY] = s->carries_left;
+        o[F_NB] = s->nonblocking;
+        o[F_OVERLAP] = s->overlapped;
+        for (int k = 0; k < SC_ELIG_NREASONS_MAX; k++) o[F_WHY0 + k] = s->why_not[k];
         memcpy(m, o, sizeof(double) * F_N);
     }
 }
@@ -113,6 +117,55 @@ static void write_identity(FILE *f, const double *sum)
             fprintf(f, "@ comm %d: %.0f results of a dropped pattern were never delivered (that pattern did not come "
                        "back before MPI_Finalize)\n", r, s[F_CARRY]);
     }
+}
+
+/* Calls not reshaped, by reason, per communicator; and the nonblocking
+ * calls.  Eligible calls kept exact by the identity are in write_identity. */
+static void write_not_reshaped(FILE *f, const double *sum)
+{
+    int any = 0;
+    for (int r = 0; r < SC_REPORT_ROWS; r++)
+        for (int k = 0; k <= SC_WHY_NO_ENGINE; k++) any |= sum[r * F_N + F_WHY0 + k] > 0;
+    for (int r = 0; r < SC_REPORT_ROWS; r++) any |= sum[r * F_N + F_NB] > 0;
+    if (!any) return;
+    fprintf(f, "@--- Calls not reshaped, and why; nonblocking calls (calls summed over ranks) ---\n");
+    for (int r = 0; r < SC_REPORT_ROWS; r++) {
+        const double *s = sum + r * F_N;
+        char line[1024];
+        int used = 0;
+        for (int k = 0; k <= SC_WHY_NO_ENGINE && used < (int)sizeof line - 80; k++) {
+            if (s[F_WHY0 + k] <= 0) continue;
+            const char *why = k == SC_ELIG_OK ? "kept exact by the policy (STARCOLL_MODE=sync)"
+                              : k == SC_WHY_NO_ENGINE ? (sc_rt.row_why[r][0] ? sc_rt.row_why[r] : "no tolerant rounds on it")
+                                                      : sc_elig_reason((sc_elig)k);
+            used += snprintf(line + used, sizeof line - (size_t)used, "%s%.0f %s", used ? ", " : "", s[F_WHY0 + k], why);
+        }
+        if (used) fprintf(f, "@ comm %d: passed through: %s\n", r, line);
+        if (s[F_NB] > 0)
+            fprintf(f, "@ comm %d: %.0f MPI_Iallreduce calls; %.0f of them completed by the rounds after the call "
+                       "returned (the rest completed inside it: exact, learning, or missed rounds returned at once)\n",
+                    r, s[F_NB], s[F_OVERLAP]);
+    }
+}
+
+/* One plain sentence when starcoll changed nothing: every reducing call
+ * passed through, and the commonest reason. */
+static void write_all_passed(FILE *f, const double *tot)
+{
+    double calls = tot[F_ELIG] + tot[F_PASS];
+    double kept = tot[F_WHY0 + SC_ELIG_OK] + tot[F_WHY0 + SC_WHY_NO_ENGINE] + tot[F_LEARN] + tot[F_AMBIG];
+    if (calls <= 0 || tot[F_ELIG] - kept > 0) return;
+    int top = -1;
+    double most = 0;
+    for (int k = 0; k < SC_ELIG_NREASONS; k++)
+        if (tot[F_WHY0 + k] > most) most = tot[F_WHY0 + k], top = k;
+    const char *why = top < 0 ? "the eligible calls stayed exact (see below)"
+                      : top == SC_ELIG_OK ? "STARCOLL_MODE=sync keeps every call exact"
+                                          : sc_elig_reason((sc_elig)top);
+    if (tot[F_LEARN] + tot[F_AMBIG] > most)
+        why = tot[F_LEARN] >= tot[F_AMBIG] ? "the step's pattern was never learned" : "the step's tensors could not be told apart";
+    fprintf(f, "@ Note      : starcoll changed nothing in this job: all %.0f MPI_Allreduce calls passed through exact"
+               " (mostly: %s)\n", calls, why);
 }
 
 void sc_report_decision(int comm, long step, sc_mode mode, int k, int children, const char *reason,
@@ -189,6 +242,10 @@ static void write_report(FILE *f, const double *sum, const double *max, const ch
     fprintf(f, "@ Policy    : %s\n", pol);
     fprintf(f, "@ Ranks     : %d on %d host(s)\n", sc_rt.world_size, sc_rt.nhosts);
     fprintf(f, "@ Wall time : %.3f s (rank 0, MPI_Init to MPI_Finalize)\n", PMPI_Wtime() - sc_rt.t_init);
+    double tot[F_N] = {0};
+    for (int r = 0; r < SC_REPORT_ROWS; r++)
+        for (int k = 0; k < F_N && sum[r * F_N + F_RANKS] > 0; k++) tot[k] += sum[r * F_N + k];
+    write_all_passed(f, tot);
     if (sc_rt.policy.inject.enabled) fprintf(f, "@ Injection : ON, %s\n", inj);
     if (sc_rt.monitor) {   /* which signal sources ran (rank 0's view) */
         char d[1024];
@@ -200,11 +257,9 @@ static void write_report(FILE *f, const double *sum, const double *max, const ch
             "mean(s)", "max(s)");
     for (int k = 0; k < SC_MODE_AUTO; k++) fprintf(f, " %8s", sc_mode_name((sc_mode)k));
     fputc('\n', f);
-    double tot[F_N] = {0};
     for (int r = 0; r < SC_REPORT_ROWS; r++) {
         const double *s = sum + r * F_N, *m = max + r * F_N;
         if (s[F_RANKS] == 0) continue;
-        for (int k = 0; k < F_N; k++) tot[k] += s[k];
         char id[8];
         snprintf(id, sizeof id, r == SC_REPORT_ROWS - 1 ? "%d+" : "%d", r);
         fprintf(f, "%4s %5.0f %5.0f %10.0f %10.0f %12.4g %10.4f %10.4f", id, m[F_SIZE], s[F_INST], s[F_ELIG],
@@ -212,6 +267,7 @@ static void write_report(FILE *f, const double *sum, const double *max, const ch
         for (int k = 0; k < SC_MODE_AUTO; k++) fprintf(f, " %8.0f", s[F_MODE0 + k]);
         fputc('\n', f);
     }
+    write_not_reshaped(f, sum);
     write_identity(f, sum);
     write_tolerant(f, sum, max);
     write_decisions(f, decisions, ndecisions);

@@ -4,8 +4,10 @@
 #include <mpi.h>
 #include <pthread.h>
 #include "policy.h"
+#include "eligibility.h"
 
-#define SC_REPORT_ROWS 16   /* report rows: communicators by first use; the last row lumps the rest */
+#define SC_REPORT_ROWS 16
+#define SC_WHY_NO_ENGINE SC_ELIG_NREASONS   /* report rows: communicators by first use; the last row lumps the rest */
 
 /* Counters kept per report row; summed over ranks at MPI_Finalize. */
 typedef struct sc_stats {
@@ -24,6 +26,10 @@ typedef struct sc_stats {
      * stray calls every rank made off the pattern, relearns, failed calls */
     double learning_calls, ambiguous_calls, stray_calls, relearns, failed;
     double carries_left;   /* results of dropped patterns never delivered (set at MPI_Finalize) */
+    double nonblocking;    /* MPI_Iallreduce calls (eligible or not) */
+    double overlapped;     /* ... of them completed by the rounds after MPI_Iallreduce returned */
+    double why_not[SC_ELIG_NREASONS_MAX];   /* calls kept exact, by sc_elig reason (0: the policy is sync;
+                                               SC_WHY_NO_ENGINE: no rounds on this communicator, row_why says why) */
 } sc_stats;
 
 typedef struct sc_runtime {
@@ -48,6 +54,6 @@ extern sc_runtime sc_rt;
 
 /* One-time notices, each printed once per process (rank 0 unless noted). */
 enum { SC_SAY_THREAD = 0, SC_SAY_HIER_FAIL, SC_SAY_COMM_STATE, SC_SAY_ERROR, SC_SAY_ENGINE, SC_SAY_RELEARN, SC_SAY_STALL, SC_SAY_SELECTOR, SC_SAY_TRACE, SC_SAY_SCHEDULE,
-       SC_SAY_TRACE_WRITE, SC_SAY_QUORUM };
+       SC_SAY_TRACE_WRITE, SC_SAY_QUORUM, SC_SAY_THREADS2 };
 void sc_say(int which, int all_ranks, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 #endif

@@ -1,12 +1,13 @@
 ! mpi_fortran: MPI_ALLREDUCE called from Fortran, run by mpi_fortran.sh
 ! under the starcoll preload.  Built twice from this file: with `use mpi`,
 ! and, preprocessed with -cpp -DSC_USE_MPI_F08, with `use mpi_f08`.  Open
-! MPI's Fortran bindings call PMPI_Allreduce directly, so only the
+! MPI's Fortran bindings call PMPI_Allreduce (PMPI_Iallreduce) directly, so only the
 ! library's Fortran entry points can catch these calls; the script checks
 ! that its totals count them.
 !
-! Three calls eligible at the default STARCOLL_MIN_BYTES (REAL and DOUBLE
-! PRECISION sums of 80000 bytes, one of them MPI_IN_PLACE) and two that
+! Four calls eligible at the default STARCOLL_MIN_BYTES (REAL and DOUBLE
+! PRECISION sums of 80000 bytes, one of them MPI_IN_PLACE, one an
+! MPI_IALLREDUCE completed by MPI_WAIT) and two that
 ! pass through (an INTEGER MAX, a 40-byte REAL sum).  Inputs are integer
 ! valued, so each result must equal the sum computed here exactly.
 ! Rank 0 prints one line per check, "expect: eligible=N passthrough=N"
@@ -25,6 +26,11 @@ program mpi_fortran
   double precision :: dsend(nd), drecv(nd), dexp(nd)
   integer :: isend(ns), irecv(ns), iexp(ns)
   integer :: ierr, rank, nproc, i, r, passed, failed, mpierrs
+#ifdef SC_USE_MPI_F08
+  type(MPI_Request) :: req
+#else
+  integer :: req
+#endif
 
   mpierrs = 0
   call MPI_INIT(ierr)
@@ -66,6 +72,13 @@ program mpi_fortran
   call MPI_ALLREDUCE(MPI_IN_PLACE, drecv, nd, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
   call verdict('DOUBLE PRECISION SUM of 10000, MPI_IN_PLACE', ierr == MPI_SUCCESS .and. same8(drecv, dexp))
 
+  ! MPI_IALLREDUCE of the REAL sum, completed by MPI_WAIT: eligible.
+  rrecv = 0.0
+  call MPI_IALLREDUCE(rsend, rrecv, nr, MPI_REAL, MPI_SUM, MPI_COMM_WORLD, req, ierr)
+  call mpi_ok(ierr)
+  call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
+  call verdict('MPI_IALLREDUCE REAL SUM of 20000, MPI_WAIT', ierr == MPI_SUCCESS .and. same(rrecv, rexp))
+
   ! INTEGER MAX: passes through.
   do i = 1, ns
     isend(i) = input(rank, i)
@@ -83,7 +96,7 @@ program mpi_fortran
   call verdict('every other MPI call returned MPI_SUCCESS', mpierrs == 0)
 
   if (rank == 0) then
-    write (*, '(a,i0,a,i0)') 'expect: eligible=', 3 * nproc, ' passthrough=', 2 * nproc
+    write (*, '(a,i0,a,i0)') 'expect: eligible=', 4 * nproc, ' passthrough=', 2 * nproc
     write (*, '(i0,a,i0,a)') passed, ' passed, ', failed, ' failed'
   end if
   call MPI_BCAST(failed, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)

@@ -4,7 +4,8 @@ run by mpi_loops.sh under the starcoll preload (8 ranks, Debian's
 
 Every step: compute (a sleep; the last rank sleeps --slow-factor times as
 long), fresh NumPy gradient arrays for an MLP's weights and biases, one
-comm.Allreduce(grad, np.zeros_like(grad)) per layer in backward order,
+comm.Allreduce(grad, np.zeros_like(grad)) per layer in backward order
+(--nonblocking: comm.Iallreduce per layer, then MPI.Request.Waitall),
 and a loss reduced every step.  mpi4py's default error handling stays:
 an error is an exception, and fails the run.
 
@@ -29,6 +30,7 @@ slow_factor = float(args[args.index("--slow-factor") + 1]) if "--slow-factor" in
 steps = int(args[args.index("--steps") + 1]) if "--steps" in args else 50
 compute_s = float(args[args.index("--compute-ms") + 1]) / 1e3 if "--compute-ms" in args else 0.010
 warmup = steps // 4
+nonblocking = "--nonblocking" in args
 
 # An MLP 64-256-128-10: weights and biases, in backward order.
 shapes = [(128, 10), (10,), (256, 128), (128,), (64, 256), (256,)]
@@ -50,11 +52,21 @@ def gradient(i, step, zero):
 
 def one_step(step, zero=False):
     global tags_ok, loss_ok
+    if nonblocking:
+        # as overlapping trainers do (ShallowSpeed): each layer's
+        # Iallreduce started in backward order, then one Waitall
+        grads = [gradient(i, step, zero) for i in range(len(shapes))]
+        outs = [np.zeros_like(g) for g in grads]
+        reqs = [comm.Iallreduce(g, o, op=MPI.SUM) for g, o in zip(grads, outs)]
+        MPI.Request.Waitall(reqs)
     for i in range(len(shapes)):
-        grad = gradient(i, step, zero)
+        if nonblocking:
+            grad, out = grads[i], outs[i]
+        else:
+            grad = gradient(i, step, zero)
+            out = np.zeros_like(grad)
+            comm.Allreduce(grad, out, op=MPI.SUM)
         sent[i] += grad
-        out = np.zeros_like(grad)
-        comm.Allreduce(grad, out, op=MPI.SUM)
         if not (np.all(out >= 0) and np.all(np.mod(out, tags[i]) == 0)):
             tags_ok = False
         got[i] += out
@@ -110,6 +122,6 @@ mine = np.array([0.0 if rank == size - 1 else per_step_ms, per_step_ms if rank =
 sums = np.zeros_like(mine)
 comm.Reduce(mine, sums, op=MPI.SUM, root=0)
 if rank == 0:
-    print(f"loops: loop=mpi4py ranks={size} steps={steps} fast_step_ms={sums[0] / max(size - 1, 1):.3f} "
+    print(f"loops: loop=mpi4py{'-nonblocking' if nonblocking else ''} ranks={size} steps={steps} fast_step_ms={sums[0] / max(size - 1, 1):.3f} "
           f"slow_step_ms={sums[1]:.3f}", flush=True)
     print(f"{passed} passed, {failed} failed", flush=True)

@@ -7,7 +7,8 @@
 # replicas.  Loops: fresh buffers every step (every rank; odd ranks only,
 # in place), one staging buffer with tensors of different counts, one
 # staging buffer of one count told apart by the per-step loss; mpi4py with
-# fresh NumPy arrays and np.zeros_like receive buffers.  Then: one count
+# fresh NumPy arrays and np.zeros_like receive buffers, blocking and with
+# comm.Iallreduce per layer completed by MPI.Request.Waitall.  Then: one count
 # through one staging buffer and no loss stays exact and the report says
 # why; a rank making one call the others do not is refused with one line
 # and nothing hangs; a rank that stops calling is named by the stall
@@ -43,6 +44,7 @@ for mode in $MODES; do
         loops_job "$mode-$s-staging-same" "$mode" -- "$prog" --loop staging --counts "$same" --loss --slow-factor $f
         if [ $have_py = 1 ]; then
             loops_job "$mode-$s-mpi4py" "$mode" -- "$py" "$pyscript" --slow-factor $f
+            loops_job "$mode-$s-mpi4py-nonblocking" "$mode" -- "$py" "$pyscript" --slow-factor $f --nonblocking
         fi
     done
     # tolerated: the calls ran in the tolerant mode (auto: whichever it picks)

@@ -12,6 +12,17 @@
  * usage: mpi_tolerant [--pattern none|persistent|jitter|burst|onset|sleep3]
  *          [--steps N] [--compute-ms MS] [--spin-ms MS] [--onset-end STEP] [--slow-rank R]
  *          [--swap] [--ragged DIR] [--two-comms] [--in-place] [--stray] [--double]
+ *          [--nonblocking waitall|wait|waitany|test] [--threads comm|two|clash]
+ * --nonblocking starts each step's calls with MPI_Iallreduce into fresh
+ * receive buffers and completes them the named way (test: polling with
+ * MPI_Test between bits of compute, as overlapping codes do); a receive
+ * buffer is poisoned once its request completed and must stay so: nothing
+ * may write into it afterwards.  --threads (MPI_THREAD_MULTIPLE): comm, the
+ * loop's calls made by a communication thread, not MPI_Init's (as
+ * Horovod's background thread makes them); two, with --two-comms, each
+ * communicator's loop on a thread of its own, both at once; clash, two
+ * threads calling on one communicator at once (erroneous MPI: starcoll
+ * must say so and pass them through).
  * --spin-ms adds MS of CPU work per step (measured on the thread's CPU clock,
  * so a rank starved of CPU takes longer to do it, as real compute would);
  * --onset-end ends the onset pattern's slowdown at STEP; --slow-rank names
@@ -24,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
 
 #define NSLOTS 3
 static const int slot_count[NSLOTS] = {65536, 32768, 65536};   /* 256 KiB, 128 KiB, 256 KiB as floats */
@@ -32,7 +44,8 @@ static int rank, size, steps = 40, use_double = 0, in_place = 0, swap = 0, two_c
 static double compute_ms = 8, spin_ms = 0;
 static int onset_end = -1;
 static int slow_rank = -1;   /* persistent pattern: the straggler; -1: the last rank */   /* onset pattern: first step back at normal speed; -1 never */
-static const char *pattern = "none", *ragged_dir = NULL;
+static const char *pattern = "none", *ragged_dir = NULL, *nonblocking = NULL, *threads = NULL;
+static int late_writes;   /* receive buffers written after their request completed */
 
 static void sleep_ms(double ms)
 {
@@ -125,8 +138,93 @@ static void one_call(stream *st, int s, int step, int zero)
     for (int i = 0; i < n; i++) st->received[s][i] += use_double ? ((double *)st->out[s])[i] : ((float *)st->out[s])[i];
 }
 
+/* A step the way overlapping codes make it: every call started with
+ * MPI_Iallreduce into a receive buffer of its own (freshly allocated),
+ * then completed together.  Completed buffers are poisoned and kept a
+ * while: a write after completion shows as a changed poison. */
+#define POISON (-7.0)
+static void **kept[NSLOTS];
+static int nkept;
+static void check_kept(int s, int n)
+{
+    for (int k = 0; k < nkept; k++) {
+        for (int i = 0; i < n; i++) {
+            double v = use_double ? ((double *)kept[s][k])[i] : ((float *)kept[s][k])[i];
+            if (v != POISON) {
+                if (late_writes++ < 3) fprintf(stderr, "rank %d: slot %d receive buffer written after completion\n", rank, s);
+                break;
+            }
+        }
+    }
+}
+
+static void one_step_nonblocking(stream *st, int step, int zero)
+{
+    enum { KEEP = 3 };
+    MPI_Request req[NSLOTS];
+    MPI_Datatype dt = use_double ? MPI_DOUBLE : MPI_FLOAT;
+    size_t es = use_double ? sizeof(double) : sizeof(float);
+    void *out[NSLOTS];
+    for (int s = 0; s < NSLOTS; s++) {
+        int n = slot_count[s];
+        for (int i = 0; i < n; i++) {
+            double v = zero ? 0 : (double)((st->crank * 7 + step * 3 + s + i) % 11);
+            st->deposited[s][i] += v;
+            if (use_double) ((double *)st->in[s])[i] = v;
+            else ((float *)st->in[s])[i] = (float)v;
+        }
+        out[s] = malloc(es * (size_t)n);
+        if (in_place) memcpy(out[s], st->in[s], es * (size_t)n);
+        MPI_CHECK(MPI_Iallreduce(in_place ? MPI_IN_PLACE : st->in[s], out[s], n, dt, MPI_SUM, st->comm, &req[s]));
+    }
+    if (!strcmp(nonblocking, "waitall")) {
+        MPI_CHECK(MPI_Waitall(NSLOTS, req, MPI_STATUSES_IGNORE));
+    } else if (!strcmp(nonblocking, "wait")) {
+        for (int s = NSLOTS - 1; s >= 0; s--) MPI_CHECK(MPI_Wait(&req[s], MPI_STATUS_IGNORE));
+    } else if (!strcmp(nonblocking, "waitany")) {
+        for (int left = NSLOTS; left > 0; left--) {
+            int idx = -1;
+            MPI_CHECK(MPI_Waitany(NSLOTS, req, &idx, MPI_STATUS_IGNORE));
+            if (idx < 0 || idx >= NSLOTS) {
+                fprintf(stderr, "rank %d: MPI_Waitany gave index %d\n", rank, idx);
+                MPI_Abort(MPI_COMM_WORLD, 3);
+            }
+        }
+    } else {   /* test: poll while computing */
+        int done = 0;
+        while (!done) {
+            MPI_CHECK(MPI_Testall(NSLOTS, req, &done, MPI_STATUSES_IGNORE));
+            if (!done) sleep_ms(0.2);
+        }
+    }
+    for (int s = 0; s < NSLOTS; s++) {
+        int n = slot_count[s];
+        if (req[s] != MPI_REQUEST_NULL) {
+            fprintf(stderr, "rank %d: a completed request was not set to MPI_REQUEST_NULL\n", rank);
+            late_writes++;
+        }
+        for (int i = 0; i < n; i++) {
+            st->received[s][i] += use_double ? ((double *)out[s])[i] : ((float *)out[s])[i];
+            if (use_double) ((double *)out[s])[i] = POISON;
+            else ((float *)out[s])[i] = (float)POISON;
+        }
+        check_kept(s, n);
+        if (!kept[s]) kept[s] = calloc(KEEP, sizeof(void *));
+        if (nkept == KEEP) {
+            free(kept[s][0]);
+            memmove(kept[s], kept[s] + 1, sizeof(void *) * (KEEP - 1));
+        }
+        kept[s][nkept == KEEP ? KEEP - 1 : nkept] = out[s];
+    }
+    if (nkept < KEEP) nkept++;
+}
+
 static void one_step(stream *st, int step)
 {
+    if (nonblocking) {
+        one_step_nonblocking(st, step, 0);
+        return;
+    }
     for (int s = 0; s < NSLOTS; s++) {
         one_call(st, s, step, 0);
         /* A call off the pattern in the middle of some steps: an eligible
@@ -147,7 +245,9 @@ static void one_step(stream *st, int step)
 static void flush(stream *st, int step)
 {
     MPI_CHECK(MPI_Pcontrol(2));
-    for (int s = 0; s < NSLOTS; s++) one_call(st, s, step, 1);
+    if (nonblocking) one_step_nonblocking(st, step, 1);
+    else
+        for (int s = 0; s < NSLOTS; s++) one_call(st, s, step, 1);
 }
 
 static int passed, failed;
@@ -208,9 +308,80 @@ static void write_ragged(stream *st, int my_steps)
     fclose(f);
 }
 
+typedef struct {
+    stream *st;
+    int steps, with_delay;
+} loop_args;
+
+/* The training loop over one stream (with each step's compute when
+ * with_delay): on the main thread, or on a thread of its own. */
+static void *run_loop(void *arg)
+{
+    loop_args *a = arg;
+    for (int step = 0; step < a->steps; step++) {
+        if (a->with_delay) {
+            if (swap && step == steps / 3) MPI_CHECK(MPI_Pcontrol(0));        /* exact from here ... */
+            if (swap && step == 2 * steps / 3) MPI_CHECK(MPI_Pcontrol(1));    /* ... and tolerant again */
+            sleep_ms(step_ms(step));
+            spin_cpu_ms(spin_ms);
+        }
+        one_step(a->st, step);
+    }
+    return NULL;
+}
+
+/* Two threads on one communicator at once: rank 1 comes late, so the
+ * others' first thread is still inside its call when their second one
+ * calls.  Erroneous MPI: the sums may be garbage even without starcoll
+ * (the library may pair pieces of the two), so only return codes are
+ * checked here; mpi_tolerant.sh checks that starcoll said so. */
+static void *clash_call(void *arg)
+{
+    MPI_Comm comm = *(MPI_Comm *)arg;
+    enum { N = 65536 };
+    float *x = malloc(sizeof(float) * N), *y = malloc(sizeof(float) * N);
+    for (int i = 0; i < N; i++) x[i] = 1;
+    MPI_CHECK(MPI_Allreduce(x, y, N, MPI_FLOAT, MPI_SUM, comm));
+    free(x);
+    free(y);
+    return NULL;
+}
+
+static int run_clash(void)
+{
+    MPI_Comm comm;
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
+    for (int round = 0; round < 3; round++) {
+        pthread_t a, b;
+        if (rank == 1) sleep_ms(300);
+        pthread_create(&a, NULL, clash_call, &comm);
+        if (rank != 1) sleep_ms(100);
+        else pthread_join(a, NULL);   /* the late rank calls one after the other */
+        pthread_create(&b, NULL, clash_call, &comm);
+        if (rank != 1) pthread_join(a, NULL);
+        pthread_join(b, NULL);
+    }
+    MPI_CHECK(MPI_Comm_free(&comm));
+    int failures = 0;
+    MPI_CHECK(PMPI_Allreduce(&sc_mpi_failures, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    check(failures == 0, "clash: every MPI call returned MPI_SUCCESS");
+    if (rank == 0) printf("%d passed, %d failed\n", passed, failed);
+    MPI_CHECK(MPI_Finalize());
+    return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) return 1;
+    int want_threads = 0;
+    for (int i = 1; i < argc; i++) want_threads |= !strcmp(argv[i], "--threads");
+    int provided = MPI_THREAD_SINGLE;
+    if ((want_threads ? MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) : MPI_Init(&argc, &argv)) !=
+        MPI_SUCCESS)
+        return 1;
+    if (want_threads && provided < MPI_THREAD_MULTIPLE) {
+        fprintf(stderr, "mpi_tolerant: --threads needs MPI_THREAD_MULTIPLE, the MPI library gave %d\n", provided);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
@@ -227,11 +398,14 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--in-place")) in_place = 1;
         else if (!strcmp(argv[i], "--stray")) stray = 1;
         else if (!strcmp(argv[i], "--double")) use_double = 1;
+        else if (!strcmp(argv[i], "--nonblocking") && i + 1 < argc) nonblocking = argv[++i];
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = argv[++i];
         else {
             if (rank == 0) fprintf(stderr, "mpi_tolerant: unknown option %s\n", argv[i]);
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
+    if (threads && !strcmp(threads, "clash")) return run_clash();
     stream world, half;
     stream_init(&world, MPI_COMM_WORLD);
     MPI_Comm split = MPI_COMM_NULL;
@@ -242,13 +416,30 @@ int main(int argc, char **argv)
     /* Ragged: rank r stops 3r steps early and leaves. */
     int my_steps = ragged_dir ? steps - 3 * rank : steps;
     if (my_steps < 1) my_steps = 1;
-    for (int step = 0; step < my_steps; step++) {
-        if (swap && step == steps / 3) MPI_CHECK(MPI_Pcontrol(0));        /* exact from here ... */
-        if (swap && step == 2 * steps / 3) MPI_CHECK(MPI_Pcontrol(1));    /* ... and tolerant again */
-        sleep_ms(step_ms(step));
-        spin_cpu_ms(spin_ms);
-        one_step(&world, step);
-        if (two_comms) one_step(&half, step);
+    if (threads && !strcmp(threads, "two") && two_comms) {
+        loop_args a = {&world, my_steps, 1}, b = {&half, my_steps, 0};
+        pthread_t ta, tb;
+        pthread_create(&ta, NULL, run_loop, &a);
+        pthread_create(&tb, NULL, run_loop, &b);
+        pthread_join(ta, NULL);
+        pthread_join(tb, NULL);
+    } else if (threads && !strcmp(threads, "comm") && !two_comms) {
+        loop_args a = {&world, my_steps, 1};
+        pthread_t ta;
+        pthread_create(&ta, NULL, run_loop, &a);
+        pthread_join(ta, NULL);
+    } else if (threads) {
+        if (rank == 0) fprintf(stderr, "mpi_tolerant: --threads %s: comm (without --two-comms), two (with it) or clash\n", threads);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    } else {
+        for (int step = 0; step < my_steps; step++) {
+            if (swap && step == steps / 3) MPI_CHECK(MPI_Pcontrol(0));        /* exact from here ... */
+            if (swap && step == 2 * steps / 3) MPI_CHECK(MPI_Pcontrol(1));    /* ... and tolerant again */
+            sleep_ms(step_ms(step));
+            spin_cpu_ms(spin_ms);
+            one_step(&world, step);
+            if (two_comms) one_step(&half, step);
+        }
     }
     flush(&world, my_steps);
     if (two_comms) flush(&half, my_steps);
@@ -262,6 +453,11 @@ int main(int argc, char **argv)
     int my_failures = sc_mpi_failures, mpi_failures = 0;
     MPI_CHECK(PMPI_Allreduce(&my_failures, &mpi_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
     check(mpi_failures == 0, "every MPI call returned MPI_SUCCESS");
+    if (nonblocking) {
+        int late = 0;
+        MPI_CHECK(PMPI_Allreduce(&late_writes, &late, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+        check(late == 0, "no receive buffer written after its request completed");
+    }
     if (rank == 0) printf("%d passed, %d failed\n", passed, failed);
     if (split != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_free(&split));
     MPI_CHECK(MPI_Finalize());

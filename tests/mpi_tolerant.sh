@@ -3,7 +3,9 @@
 # (exact, integer-valued) under straggler patterns, the staleness bound,
 # the quorum never undercut, hot swap by MPI_Pcontrol, two communicators,
 # MPI_IN_PLACE, a call off the pattern, one rank asleep for 3 s, ragged ends,
-# hot swaps at fixed steps (STARCOLL_SCHEDULE).
+# hot swaps at fixed steps (STARCOLL_SCHEDULE), nonblocking calls
+# (MPI_Iallreduce completed by Wait, Waitall, Waitany or Test polling),
+# calls from a communication thread, two threads on one communicator.
 . "$(dirname "$0")/mpi_testlib.sh"
 sc_need_library || finish
 prog="$top_builddir/tests/mpi_tolerant"
@@ -58,6 +60,23 @@ for mode in $MODES; do
             fi
         fi
     fi
+    # Nonblocking calls (MPI_Iallreduce into fresh buffers), completed in
+    # each of the ways codes do; a buffer is never written after its
+    # request completed; the rounds complete the requests.
+    tolerant_job "$mode-nb-waitall" "$mode" -- --pattern persistent --nonblocking waitall
+    tolerant_job "$mode-nb-wait" "$mode" -- --pattern jitter --nonblocking wait
+    tolerant_job "$mode-nb-waitany" "$mode" -- --pattern onset --nonblocking waitany
+    SC_K=3 tolerant_job "$mode-nb-test" "$mode" -- --pattern burst --nonblocking test --two-comms --in-place --double
+    if sc_preloading; then
+        for l in waitall test; do
+            o=$(sed -nE 's/^@ comm 0: ([0-9]+) MPI_Iallreduce calls; ([0-9]+) of them completed by the rounds.*/\2/p' \
+                "$SC_WORK/$mode-nb-$l.report")
+            if [ -n "$o" ] && [ "$o" -gt 0 ]; then ok "$mode-nb-$l: $o nonblocking calls completed by the rounds after returning"
+            else fail "$mode-nb-$l: the report shows no nonblocking call completed by the rounds ('$o')"; fi
+        done
+    fi
+    # Calls from a communication thread, not MPI_Init's (Horovod's way).
+    tolerant_job "$mode-thread" "$mode" -- --pattern persistent --threads comm
     # the split halves have 4 ranks: quorum 3 there
     SC_K=3 tolerant_job "$mode-mixed" "$mode" -- --pattern jitter --two-comms --in-place --stray --double
     SC_K=6 tolerant_job "$mode-k6" "$mode" STARCOLL_QUORUM=6 -- --pattern burst
@@ -84,6 +103,20 @@ for mode in $MODES; do
         sc_show "$mode-ragged"
     fi
 done
+
+# Two threads on one communicator at once (erroneous MPI): said in one
+# line, passed through, counted in the report, nothing hangs.
+sc_job clash 4 -x STARCOLL_MODE=sync "$prog" --threads clash
+sc_adopt clash $? clash
+if sc_preloading; then
+    if grep -q "two threads call MPI_Allreduce on one communicator at once" "$SC_WORK/clash.err" 2>/dev/null ||
+        grep -q "two threads call MPI_Allreduce on one communicator at once" "$SC_WORK/clash.out"; then
+        ok "clash: two threads at once on one communicator are said"
+    else fail "clash: no line says two threads called at once"; fi
+    n=$(sed -nE 's/^@ comm 1: passed through: .*[^0-9]([0-9]+) two threads at once on one communicator.*/\1/p' "$SC_WORK/clash.report")
+    if [ -n "$n" ] && [ "$n" -gt 0 ]; then ok "clash: the report counts $n such calls"
+    else fail "clash: the report counts no call of two threads at once"; fi
+fi
 
 # Hot swaps at fixed steps (STARCOLL_SCHEDULE in place of the selector).
 if [[ " $MODES " == *" auto "* ]]; then
