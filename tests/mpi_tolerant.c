@@ -119,16 +119,23 @@ static void stream_init(stream *st, MPI_Comm comm)
     }
 }
 
-/* One eligible call on slot s with integer values depending on rank, step and element. */
-static void one_call(stream *st, int s, int step, int zero)
+/* Slot s's send buffer for this step: integer values depending on rank,
+ * step and element (zeros for a flush), counted as deposited. */
+static void fill(stream *st, int s, int step, int zero)
 {
-    int n = slot_count[s];
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < slot_count[s]; i++) {
         double v = zero ? 0 : (double)((st->crank * 7 + step * 3 + s + i) % 11);
         st->deposited[s][i] += v;
         if (use_double) ((double *)st->in[s])[i] = v;
         else ((float *)st->in[s])[i] = (float)v;
     }
+}
+
+/* One eligible call on slot s. */
+static void one_call(stream *st, int s, int step, int zero)
+{
+    int n = slot_count[s];
+    fill(st, s, step, zero);
     MPI_Datatype dt = use_double ? MPI_DOUBLE : MPI_FLOAT;
     if (in_place) {
         memcpy(st->out[s], st->in[s], (use_double ? 8 : 4) * (size_t)n);
@@ -167,12 +174,7 @@ static void one_step_nonblocking(stream *st, int step, int zero)
     void *out[NSLOTS];
     for (int s = 0; s < NSLOTS; s++) {
         int n = slot_count[s];
-        for (int i = 0; i < n; i++) {
-            double v = zero ? 0 : (double)((st->crank * 7 + step * 3 + s + i) % 11);
-            st->deposited[s][i] += v;
-            if (use_double) ((double *)st->in[s])[i] = v;
-            else ((float *)st->in[s])[i] = (float)v;
-        }
+        fill(st, s, step, zero);
         out[s] = malloc(es * (size_t)n);
         if (in_place) memcpy(out[s], st->in[s], es * (size_t)n);
         MPI_CHECK(MPI_Iallreduce(in_place ? MPI_IN_PLACE : st->in[s], out[s], n, dt, MPI_SUM, st->comm, &req[s]));
