@@ -282,6 +282,7 @@ void sc_identity_vote(sc_identity *id, const sc_call_key *k, long vote[SC_VOTE_L
     else if (!told_apart_by_shape(id, n, L) && n < 3 * (long)mmax * L) vote[SC_VOTE_WAIT] = 1;
     vote[SC_VOTE_SPANS] = spans;
     vote[SC_VOTE_NO_GAP] = !gap;
+    vote[SC_VOTE_NOT_OWN1] = !(hint == 1 && own_buffers(id, n, L));
     if (gap) vote[SC_VOTE_GAP0 + gap - 1] = 1;
 }
 
@@ -380,11 +381,16 @@ sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_L
     if (L <= 0 || L != -agreed[SC_VOTE_NUNIT] || agreed[SC_VOTE_WAIT]) return SC_LEARN_GO_ON;
     if (!agreed[SC_VOTE_SPANS] && agreed[SC_VOTE_NO_GAP]) return SC_LEARN_GO_ON;   /* maybe a run inside a step */
     /* The step is the least common multiple of what the ranks' buffers
-     * say and, for a unit shapes tell apart, of where their gaps fall. */
-    int by_shape = told_apart_by_shape(id, id->nhist, (int)L);
+     * say and, for a unit shapes tell apart, of where their gaps fall.
+     * Not of the gaps when every rank holds each tensor of the unit in a
+     * buffer of its own, the same every unit: a call one unit on is then
+     * the same tensor, so the unit is the step, whatever a gap says (one
+     * rank's scheduling hiccup, twice at the same place, once made two
+     * steps of one here, and a flush then reached only half the slots). */
+    int gaps_count = told_apart_by_shape(id, id->nhist, (int)L) && agreed[SC_VOTE_NOT_OWN1];
     long M = 1;
     for (int m = 1; m <= SC_HINT_MAX && M * L <= SC_STEP_MAX; m++)
-        if (agreed[SC_VOTE_HINT0 + m - 1] > 0 || (by_shape && agreed[SC_VOTE_GAP0 + m - 1] > 0)) M = M / gcd(M, m) * m;
+        if (agreed[SC_VOTE_HINT0 + m - 1] > 0 || (gaps_count && agreed[SC_VOTE_GAP0 + m - 1] > 0)) M = M / gcd(M, m) * m;
     adopt(id, (int)L, M);
     return SC_LEARN_DONE;
 }
