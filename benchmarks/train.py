@@ -2,7 +2,8 @@
 """Time-to-accuracy benchmark in NumPy with mpi4py: the Python twin of
 starcoll_train.  An ordinary data-parallel training script (no starcoll
 API): each rank trains the same MLP on its own shard of the handwritten
-digits, reduces each layer's gradient with comm.Allreduce (SUM of float32),
+digits, reduces each layer's gradient with comm.Allreduce (SUM of float32;
+--overlap: comm.Iallreduce per layer as the backward pass reaches it),
 divides by the world size and steps; rank 0 evaluates on a held-out split
 every few steps.  starcoll is meant to be LD_PRELOADed into it, unchanged.
 
@@ -386,6 +387,8 @@ def options(argv):
     ap.add_argument("--scenario-label", type=word)
     ap.add_argument("--uneven", action="store_true", help="uneven shards and step budgets")
     ap.add_argument("--stop-via", choices=("flag", "bcast"), default="flag")
+    ap.add_argument("--overlap", action="store_true",
+                    help="comm.Iallreduce per layer during the backward pass, Waitall before the update")
     ap.add_argument("--verbose", action="store_true")
     o = ap.parse_args(argv)
     if not 0 <= o.momentum < 1:
@@ -486,7 +489,7 @@ def train(o, comm):
         print(f"train: ranks={nranks} layers={o.layers} params={nparams} allreduce_bytes_per_step={nbytes} "
               f"batch={o.batch} lr={o.lr:g} momentum={o.momentum:g} compute_ms={o.compute_ms:g} "
               f"straggler={straggler.describe()} target={o.target:g} eval_every={o.eval_every} "
-              f"stop_via={o.stop_via}{' uneven' if o.uneven else ''} python=yes", flush=True)
+              f"stop_via={o.stop_via}{' uneven' if o.uneven else ''}{' overlap' if o.overlap else ''} python=yes", flush=True)
 
     def record(t, step, acc, loss):
         if csv:
@@ -510,12 +513,23 @@ def train(o, comm):
         take = order[cursor:cursor + o.batch] if o.batch <= len(order) else rng.choice(order, o.batch)
         cursor += o.batch
         model.gradient(xtr[take], ytr[take], grads)
-        time.sleep(base_s + straggler.delay_s(rank, nranks, step, base_s))
+        compute_s = base_s + straggler.delay_s(rank, nranks, step, base_s)
         if step + 1 >= my_max_steps:
             want_stop = True
         grads[0][stop_slot] = 1.0 if want_stop else 0.0
-        for layer in range(len(grads) - 1, -1, -1):  # backpropagation order
-            comm.Allreduce(MPI.IN_PLACE, [grads[layer], MPI.FLOAT], op=MPI.SUM)
+        if o.overlap:
+            # as DDP and ShallowSpeed do: each layer's Iallreduce starts as
+            # the backward pass reaches it (its share of the compute), one
+            # Waitall before the update
+            reqs = []
+            for layer in range(len(grads) - 1, -1, -1):
+                time.sleep(compute_s / len(grads))
+                reqs.append(comm.Iallreduce(MPI.IN_PLACE, [grads[layer], MPI.FLOAT], op=MPI.SUM))
+            MPI.Request.Waitall(reqs)
+        else:
+            time.sleep(compute_s)
+            for layer in range(len(grads) - 1, -1, -1):  # backpropagation order
+                comm.Allreduce(MPI.IN_PLACE, [grads[layer], MPI.FLOAT], op=MPI.SUM)
         model.apply(grads, scale, o.lr, o.momentum)
         step += 1
         if o.stop_via == "flag" and grads[0][stop_slot] > 0.5:

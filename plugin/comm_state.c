@@ -221,7 +221,6 @@ static sc_comm *make_state(MPI_Comm comm)
     if (!cs) return NULL;
     cs->comm = comm;
     cs->agree_comm = MPI_COMM_NULL;
-    cs->caller = pthread_self();
     sc_hier_init(&cs->hier);
     if (PMPI_Comm_test_inter(comm, &cs->is_inter) != MPI_SUCCESS ||
         (cs->is_inter ? PMPI_Comm_remote_size(comm, &cs->size) : PMPI_Comm_size(comm, &cs->size)) != MPI_SUCCESS ||
@@ -264,20 +263,12 @@ void sc_comm_stop_all_engines(void)
 /* This thread polls requests that are not complete (sc_comm_polling). */
 static __thread int polling;
 
-/* Only the engines whose calls come from this thread: another thread's
- * engine hears of its own thread's waits (notices from two threads at
- * once about one rank would race with its deposits). */
-static int drives(const sc_comm *cs)
-{
-    return cs->engine && pthread_equal(cs->caller, pthread_self());
-}
-
 void sc_comm_away(sc_engine *except, int away, int what)
 {
     if (!away && !except) polling = 0;   /* back everywhere */
     pthread_mutex_lock(&live_mu);
     for (sc_comm *cs = live; cs; cs = cs->next_live)
-        if (drives(cs) && cs->engine != except) sc_engine_away(cs->engine, away, what);
+        if (cs->engine && cs->engine != except) sc_engine_away(cs->engine, away, what);
     pthread_mutex_unlock(&live_mu);
 }
 
@@ -293,7 +284,7 @@ int sc_comm_engines_here(void)
     if (!sc_rt.active) return 0;
     int n = 0;
     pthread_mutex_lock(&live_mu);
-    for (sc_comm *cs = live; cs; cs = cs->next_live) n += drives(cs);
+    for (sc_comm *cs = live; cs; cs = cs->next_live) n += cs->engine != NULL;
     pthread_mutex_unlock(&live_mu);
     return n;
 }
@@ -310,11 +301,7 @@ int sc_comm_engines(void)
 int sc_comm_enter(sc_comm *cs)
 {
     int idle = 0;
-    if (!__atomic_compare_exchange_n(&cs->busy, &idle, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return 0;
-    pthread_mutex_lock(&live_mu);
-    cs->caller = pthread_self();
-    pthread_mutex_unlock(&live_mu);
-    return 1;
+    return __atomic_compare_exchange_n(&cs->busy, &idle, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
 void sc_comm_leave(sc_comm *cs)

@@ -29,10 +29,8 @@ typedef struct sc_comm {
     int said_reject;            /* this rank said why a call failed on this communicator */
     char why_exact[400];        /* why the agreed pattern stays exact, "" when it does not */
     /* A call under way (threads: two at once on one communicator is
-     * erroneous MPI; the second passes through, said once), and the thread
-     * of the latest call. */
+     * erroneous MPI; the second passes through, said once). */
     int busy;
-    pthread_t caller;
     struct sc_comm *next_live;
 } sc_comm;
 

@@ -264,25 +264,6 @@ static int identity_applies(const sc_comm *cs)
  * needs them: collective, at every rank's first MPI_Allreduce on cs under
  * a tolerant policy.  0 when they cannot be had: cs's calls then pass
  * through exact. */
-/* The one thread whose calls take part in tolerant rounds in this
- * process: the first to make an eligible call under a tolerant policy
- * (MPI_Init's thread, or a communication thread as Horovod's).  Rounds
- * driven by two threads at once lost deposits in tests (issue 10, left
- * open), so another thread's calls stay exact, on every rank alike. */
-static int tolerant_thread_is_me(void)
-{
-    static pthread_t owner;
-    static int claimed;
-    int expected = 0;
-    if (__atomic_compare_exchange_n(&claimed, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        owner = pthread_self();
-        __atomic_store_n(&claimed, 2, __ATOMIC_RELEASE);
-        return 1;
-    }
-    while (__atomic_load_n(&claimed, __ATOMIC_ACQUIRE) != 2) {}
-    return pthread_equal(owner, pthread_self());
-}
-
 static int ensure_identity(sc_comm *cs)
 {
     if (cs->id) return 1;
@@ -290,23 +271,15 @@ static int ensure_identity(sc_comm *cs)
     sc_identity *id = sc_identity_new();
     MPI_Comm dup = MPI_COMM_NULL;
     int away = away_begin();
-    /* agreed by every rank: set up, and called from the tolerant thread */
-    int ok[2] = {id != NULL && PMPI_Comm_dup(cs->comm, &dup) == MPI_SUCCESS, tolerant_thread_is_me()}, all[2] = {0, 0};
-    if (PMPI_Allreduce(ok, all, 2, MPI_INT, MPI_MIN, cs->comm) != MPI_SUCCESS) all[0] = 0;
+    int ok = id != NULL && PMPI_Comm_dup(cs->comm, &dup) == MPI_SUCCESS, all = 0;
+    if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, cs->comm) != MPI_SUCCESS) all = 0;
     away_end(away);
-    if (!all[0] || !all[1]) {
+    if (!all) {
         if (dup != MPI_COMM_NULL) PMPI_Comm_free(&dup);
         sc_identity_free(id);
         cs->engine_failed = 1;
-        if (!all[0]) {
-            sc_say(SC_SAY_ENGINE, 0, "starcoll: cannot set up call identity on a communicator; its calls stay exact (sync)");
-        } else {
-            snprintf(sc_rt.row_why[cs->row - sc_rt.rows], sizeof sc_rt.row_why[0],
-                     "its calls come from another thread than the tolerant calls of other communicators (tolerant "
-                     "rounds are driven by one thread per process)");
-            sc_say(SC_SAY_THREADS2, 0, "starcoll: comm %d: %s; they stay exact", (int)(cs->row - sc_rt.rows),
-                   sc_rt.row_why[cs->row - sc_rt.rows]);
-        }
+        snprintf(sc_rt.row_why[cs->row - sc_rt.rows], sizeof sc_rt.row_why[0], "its call identity could not be set up");
+        sc_say(SC_SAY_ENGINE, 0, "starcoll: cannot set up call identity on a communicator; its calls stay exact (sync)");
         return 0;
     }
     cs->id = id;

@@ -23,11 +23,13 @@
  * line against it.  Only the calls under test use MPI_Allreduce; all
  * bookkeeping uses PMPI_ so it is not counted.
  *
- * Usage: mpi_exact [-t | -p] [-q] [-m MAX_COUNT]
+ * Usage: mpi_exact [-t | -p] [-q] [-n] [-m MAX_COUNT]
  *   -t  tolerant comparison of eligible sums of non-integer values
  *   -p  compare pass-through calls only: eligible calls are made but not
  *       checked (for the tolerant modes, whose sums are not per-call)
  *   -q  quick: world and a split only, a few cases and counts
+ *   -n  the calls under test are MPI_Iallreduce, each completed by MPI_Wait,
+ *       against PMPI_Iallreduce
  *   -m  skip counts above MAX_COUNT */
 #define _POSIX_C_SOURCE 200809L   /* getopt */
 #include <mpi.h>
@@ -188,6 +190,7 @@ typedef struct run_state {
     int tolerant;
     int passthrough_only;
     int quick;
+    int nonblocking;   /* -n: the calls under test are MPI_Iallreduce + MPI_Wait */
     size_t max_count;
     unsigned long long min_bytes;   /* STARCOLL_MIN_BYTES as the library reads it */
     unsigned char *send, *recv, *ref, *send_copy;
@@ -350,10 +353,28 @@ static enum outcome run_check(run_state *st, const test_comm *tc, const reductio
     }
     memset(st->recv + bytes, GUARD_BYTE, GUARD_BYTES);
 
-    int rc = MPI_Allreduce(in_place ? MPI_IN_PLACE : st->send, st->recv, (int)count, c->type, c->op, tc->comm);
+    int rc;
+    if (st->nonblocking) {   /* -n: MPI_Iallreduce, completed by MPI_Wait */
+        MPI_Request req = MPI_REQUEST_NULL;
+        rc = MPI_Iallreduce(in_place ? MPI_IN_PLACE : st->send, st->recv, (int)count, c->type, c->op, tc->comm, &req);
+        if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+    } else {
+        rc = MPI_Allreduce(in_place ? MPI_IN_PLACE : st->send, st->recv, (int)count, c->type, c->op, tc->comm);
+    }
     /* The reference reduces the pristine copy, in case the call under
      * test wrote into its send buffer. */
-    int rc_ref = PMPI_Allreduce(in_place ? MPI_IN_PLACE : st->send_copy, st->ref, (int)count, c->type, c->op, tc->comm);
+    int rc_ref;
+    if (st->nonblocking) {
+        /* against PMPI_Iallreduce: Open MPI's nonblocking algorithm rounds
+         * (and, for some integer types here, sums) differently from its
+         * blocking one, with or without starcoll */
+        MPI_Request req = MPI_REQUEST_NULL;
+        rc_ref = PMPI_Iallreduce(in_place ? MPI_IN_PLACE : st->send_copy, st->ref, (int)count, c->type, c->op, tc->comm,
+                                 &req);
+        if (rc_ref == MPI_SUCCESS) rc_ref = PMPI_Wait(&req, MPI_STATUS_IGNORE);
+    } else {
+        rc_ref = PMPI_Allreduce(in_place ? MPI_IN_PLACE : st->send_copy, st->ref, (int)count, c->type, c->op, tc->comm);
+    }
     if (eligible) st->eligible_calls++;
     else st->passthrough_calls++;
 
@@ -432,8 +453,9 @@ static void free_comms(test_comm *tc, int n)
 static int parse_args(run_state *st, int argc, char **argv)
 {
     int opt;
-    while ((opt = getopt(argc, argv, "tpqm:")) != -1) {
+    while ((opt = getopt(argc, argv, "tpqnm:")) != -1) {
         switch (opt) {
+        case 'n': st->nonblocking = 1; break;
         case 't': st->tolerant = 1; break;
         case 'p': st->passthrough_only = 1; break;
         case 'q': st->quick = 1; break;

@@ -10,6 +10,8 @@
 # eligible one in the requested mode.  Then auto, quorum and groups, where
 # sums need not be per-call: there the pass-through calls must still be
 # bitwise identical to PMPI (mpi_exact -p) and the totals count right.
+# MPI_Iallreduce + MPI_Wait (mpi_exact -n) in sync and hier, against
+# PMPI_Iallreduce.
 . "$(dirname "$0")/mpi_testlib.sh"
 
 prog="$top_builddir/tests/mpi_exact"
@@ -26,10 +28,10 @@ exact_job() {
     [ "$group" != - ] && env+=(-x "STARCOLL_GROUP=$group") && label="$label group=$group"
     if [ "$min_bytes" != - ]; then env+=(-x "STARCOLL_MIN_BYTES=$min_bytes"); label="$label min_bytes=$min_bytes"
     else label="$label min_bytes=default"; fi
-    local args=("$@") passthrough_only=0 a
-    for a in "$@"; do [ "$a" = -p ] && passthrough_only=1; done
+    local args=("$@") passthrough_only=0 a tag=
+    for a in "$@"; do [ "$a" = -p ] && passthrough_only=1; [ "$a" = -n ] && tag=-nonblocking; done
     [ "$mode" = hier ] && args+=(-t)
-    local name="exact-$np-$mode-$group-$min_bytes"
+    local name="exact-$np-$mode-$group-$min_bytes$tag"
     sc_job "$name" "$np" "${env[@]}" "$prog" "${args[@]}"
     local rc=$? c
     c=$(sc_closing "$name")
@@ -64,6 +66,9 @@ for np in 4 8; do
     exact_job "$np" hier 4 0 -m 65537
 done
 exact_job 8 hier 3 - -m 65537
+# MPI_Iallreduce + MPI_Wait: the same results, in sync and in hier
+exact_job 4 sync - 0 -n -m 65537
+exact_job 4 hier 2 0 -n -m 65537
 for mode in auto quorum groups; do
     exact_job 4 "$mode" - 0 -p -m 65537
 done

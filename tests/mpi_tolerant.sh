@@ -5,7 +5,8 @@
 # MPI_IN_PLACE, a call off the pattern, one rank asleep for 3 s, ragged ends,
 # hot swaps at fixed steps (STARCOLL_SCHEDULE), nonblocking calls
 # (MPI_Iallreduce completed by Wait, Waitall, Waitany or Test polling),
-# calls from a communication thread, two threads on one communicator.
+# calls from a communication thread, two threads on two communicators at
+# once, two threads on one communicator (erroneous: said, passed through).
 . "$(dirname "$0")/mpi_testlib.sh"
 sc_need_library || finish
 prog="$top_builddir/tests/mpi_tolerant"
@@ -75,8 +76,10 @@ for mode in $MODES; do
             else fail "$mode-nb-$l: the report shows no nonblocking call completed by the rounds ('$o')"; fi
         done
     fi
-    # Calls from a communication thread, not MPI_Init's (Horovod's way).
+    # Calls from a communication thread, not MPI_Init's (Horovod's way);
+    # two threads, each on a communicator of its own at the same time.
     tolerant_job "$mode-thread" "$mode" -- --pattern persistent --threads comm
+    SC_K=3 tolerant_job "$mode-threads2" "$mode" -- --pattern burst --threads two --two-comms
     # the split halves have 4 ranks: quorum 3 there
     SC_K=3 tolerant_job "$mode-mixed" "$mode" -- --pattern jitter --two-comms --in-place --stray --double
     SC_K=6 tolerant_job "$mode-k6" "$mode" STARCOLL_QUORUM=6 -- --pattern burst

@@ -2,7 +2,8 @@
 # Smoke test of the time-to-accuracy benchmark at 4 ranks, without the
 # preload: starcoll_train and train.py train, stop at the target on every
 # rank, and end with the exact one-line result; budgets, labels, the CSV,
-# --stop-via bcast and bad options behave; the scenario runner writes its
+# --stop-via bcast and bad options behave; train.py --overlap trains, also
+# under the preload in auto; the scenario runner writes its
 # table and refuses a missing library with one clear line.
 : "${top_builddir:=..}"
 : "${top_srcdir:=..}"
@@ -105,6 +106,20 @@ elif [ ! -r "$train_py" ]; then
     bad "no train.py at $train_py"
 else
     train_checks train.py "$python" "$train_py"
+    # The overlap mode (comm.Iallreduce per layer, Waitall): reaches the
+    # target without the preload and, under it, in auto with a straggler.
+    lib="$SC_LIB"
+    for pre in none auto; do
+        env=()
+        [ $pre = auto ] && env=(-x "LD_PRELOAD=$lib" -x STARCOLL_MODE=auto -x STARCOLL_REPORT=none)
+        [ $pre = auto ] && [ ! -r "$lib" ] && { skipped "train.py --overlap under the preload: no $lib"; continue; }
+        mpi4 180 "${env[@]}" "$python" "$train_py" "${fast[@]}" --overlap --target 0.85 --max-steps 600 \
+            --straggler persistent,factor=2 >"$tmp/overlap.out" 2>&1
+        if check_format "train.py --overlap ($pre)" "$tmp/overlap.out" $?; then
+            [ "$(field tta_s "$tmp/overlap.out")" != nan ] && ok "train.py --overlap ($pre): reached 0.85 at step $(field steps "$tmp/overlap.out")" \
+                || bad "train.py --overlap ($pre): target 0.85 not reached: '$(tail -n 1 "$tmp/overlap.out")'"
+        fi
+    done
 fi
 
 # The scenario runner: a missing library is one clear error before any run.
