@@ -25,6 +25,7 @@
  *          [--loss] [--in-place] [--steps N] [--warmup N] [--compute-ms MS]
  *          [--slow-rank R] [--slow-factor F] [--extra-call STEP]
  *          [--stop-at STEP --stop-s S] [--two-comms] [--soak] [--bound-s S]
+ *          [--comm-thread]
  * --loop: fresh  malloc/free of every buffer every step, on every rank;
  *         moving fresh buffers on odd ranks only, kept ones elsewhere;
  *         own    one buffer per tensor, kept (as frameworks do);
@@ -33,7 +34,9 @@
  *         eligible call (another shape) at STEP: it must be refused with an
  *         error, nothing may hang, and the run goes on.
  * --stop-at STEP --stop-s S: rank --slow-rank stops calling for S seconds
- *         at STEP (the stall watchdog must name it). */
+ *         at STEP (the stall watchdog must name it).
+ * --comm-thread: the loop runs on a thread of its own, not MPI_Init's
+ *         (MPI_THREAD_MULTIPLE), as a code with a communication thread. */
 #include <mpi.h>
 #include "mpi_check.h"
 #include <math.h>
@@ -42,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
 
 #define MAX_TENSORS 64
 
@@ -207,10 +211,50 @@ static int parse_counts(const char *s)
     return n;
 }
 
+/* The training loop and the flush after it, on the streams. */
+typedef struct {
+    state *st;
+    int nst, loss_ok;
+    double per_step;
+} loop_run;
+
+static void *run_loop(void *arg)
+{
+    loop_run *r = arg;
+    double t_warm = 0, t_start = MPI_Wtime();
+    for (int s = 0; s < steps; s++) {
+        if (s == warmup) t_warm = MPI_Wtime();
+        double ms = compute_ms * (me_slow() ? slow_factor : 1);
+        if (soak) {   /* random compute, 2% spikes: a noisy rank is a different one each step */
+            uint64_t u = mix64((uint64_t)rank * 1000003 + (uint64_t)s);
+            ms *= (double)(u % 1000) / 1000.0;
+            if ((u >> 20) % 50 == 0) ms = 10 * compute_ms;
+            if (s % 53 == 17) MPI_CHECK(MPI_Pcontrol(2));   /* program points every rank shares */
+            if (s % 71 == 30) MPI_CHECK(MPI_Pcontrol(0));
+            if (s % 71 == 40) MPI_CHECK(MPI_Pcontrol(1));
+        }
+        sleep_ms(ms);
+        if (s == stop_at && me_slow()) sleep_ms(stop_s * 1e3);
+        for (int c = 0; c < r->nst; c++) one_step(&r->st[c], s, 0, &r->loss_ok);
+    }
+    double t_end = MPI_Wtime();
+    r->per_step = (t_end - (warmup < steps ? t_warm : t_start)) / (warmup < steps ? steps - warmup : steps) * 1e3;
+    MPI_CHECK(MPI_Pcontrol(1));
+    MPI_CHECK(MPI_Pcontrol(2));   /* flush: the next call on every tensor delivers everything pending */
+    for (int c = 0; c < r->nst; c++) one_step(&r->st[c], steps, 1, &r->loss_ok);
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
-    int rc = MPI_Init(&argc, &argv);
+    int comm_thread = 0, provided = MPI_THREAD_SINGLE;
+    for (int a = 1; a < argc; a++) comm_thread |= !strcmp(argv[a], "--comm-thread");
+    int rc = comm_thread ? MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) : MPI_Init(&argc, &argv);
     if (rc != MPI_SUCCESS) return 1;
+    if (comm_thread && provided < MPI_THREAD_MULTIPLE) {
+        fprintf(stderr, "starcoll_loops: --comm-thread needs MPI_THREAD_MULTIPLE, the MPI library gave %d\n", provided);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));   /* errors come back as codes */
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
@@ -232,6 +276,7 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--two-comms")) two_comms = 1;
         else if (!strcmp(o, "--soak")) soak = 1;
         else if (v && !strcmp(o, "--bound-s")) bound_s = atof(argv[++a]);
+        else if (!strcmp(o, "--comm-thread")) continue;   /* seen above */
         else ntensors = -1;
     }
     int known = !strcmp(loop, "fresh") || !strcmp(loop, "moving") || !strcmp(loop, "own") || !strcmp(loop, "staging");
@@ -256,28 +301,16 @@ int main(int argc, char **argv)
         }
         st[c].stage = alloc_floats(maxc);
     }
-    int loss_ok = 1;
-    double t_warm = 0, t_start = MPI_Wtime();
-    for (int s = 0; s < steps; s++) {
-        if (s == warmup) t_warm = MPI_Wtime();
-        double ms = compute_ms * (me_slow() ? slow_factor : 1);
-        if (soak) {   /* random compute, 2% spikes: a noisy rank is a different one each step */
-            uint64_t u = mix64((uint64_t)rank * 1000003 + (uint64_t)s);
-            ms *= (double)(u % 1000) / 1000.0;
-            if ((u >> 20) % 50 == 0) ms = 10 * compute_ms;
-            if (s % 53 == 17) MPI_CHECK(MPI_Pcontrol(2));   /* program points every rank shares */
-            if (s % 71 == 30) MPI_CHECK(MPI_Pcontrol(0));
-            if (s % 71 == 40) MPI_CHECK(MPI_Pcontrol(1));
-        }
-        sleep_ms(ms);
-        if (s == stop_at && me_slow()) sleep_ms(stop_s * 1e3);
-        for (int c = 0; c < nst; c++) one_step(&st[c], s, 0, &loss_ok);
+    loop_run run = {st, nst, 1, 0};
+    if (comm_thread) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, run_loop, &run) != 0) MPI_Abort(MPI_COMM_WORLD, 3);
+        pthread_join(t, NULL);
+    } else {
+        run_loop(&run);
     }
-    double t_end = MPI_Wtime();
-    double per_step = (t_end - (warmup < steps ? t_warm : t_start)) / (warmup < steps ? steps - warmup : steps) * 1e3;
-    MPI_CHECK(MPI_Pcontrol(1));
-    MPI_CHECK(MPI_Pcontrol(2));   /* flush: the next call on every tensor delivers everything pending */
-    for (int c = 0; c < nst; c++) one_step(&st[c], steps, 1, &loss_ok);
+    int loss_ok = run.loss_ok;
+    double per_step = run.per_step;
     char what[200];
     snprintf(what, sizeof what, "%s: every MPI call returned MPI_SUCCESS%s", loop,
              extra_call >= 0 ? " (but the extra call)" : "");
@@ -334,8 +367,8 @@ int main(int argc, char **argv)
     double mine[2] = {me_slow() ? 0 : per_step, me_slow() ? per_step : 0}, sum[2] = {0, 0};
     rc = MPI_Reduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0 && rc == MPI_SUCCESS) {
-        printf("loops: loop=%s ranks=%d steps=%d fast_step_ms=%.3f slow_step_ms=%.3f longest_call_s=%.3f\n", loop, size,
-               steps, size > 1 ? sum[0] / (size - 1) : sum[0], sum[1], longest);
+        printf("loops: loop=%s%s ranks=%d steps=%d fast_step_ms=%.3f slow_step_ms=%.3f longest_call_s=%.3f\n", loop,
+               comm_thread ? "-thread" : "", size, steps, size > 1 ? sum[0] / (size - 1) : sum[0], sum[1], longest);
         printf("%d passed, %d failed\n", passed, failed);
     }
     MPI_CHECK(MPI_Finalize());

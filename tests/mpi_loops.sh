@@ -4,8 +4,8 @@
 # and auto, with no straggler and with a persistent 2x one.  Each checks
 # every return code, that no result mixes two tensors (tags), the per-step
 # loss exact, and after a flush conservation per tensor and bitwise
-# replicas.  Loops: fresh buffers every step (every rank; odd ranks only,
-# in place), one staging buffer with tensors of different counts, one
+# replicas.  Loops: fresh buffers every step (every rank, also from a
+# communication thread; odd ranks only, in place), one staging buffer with tensors of different counts, one
 # staging buffer of one count told apart by the per-step loss; mpi4py with
 # fresh NumPy arrays and np.zeros_like receive buffers, blocking and with
 # comm.Iallreduce per layer completed by MPI.Request.Waitall.  Then: one count
@@ -39,6 +39,7 @@ for mode in $MODES; do
     for f in 1 2; do
         s=$([ $f = 1 ] && echo none || echo slow2x)
         loops_job "$mode-$s-fresh" "$mode" -- "$prog" --loop fresh --loss --slow-factor $f
+        loops_job "$mode-$s-fresh-thread" "$mode" -- "$prog" --loop fresh --loss --slow-factor $f --comm-thread
         loops_job "$mode-$s-moving" "$mode" -- "$prog" --loop moving --in-place --loss --slow-factor $f
         loops_job "$mode-$s-staging" "$mode" -- "$prog" --loop staging --loss --slow-factor $f
         loops_job "$mode-$s-staging-same" "$mode" -- "$prog" --loop staging --counts "$same" --loss --slow-factor $f
