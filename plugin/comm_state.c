@@ -281,12 +281,7 @@ void sc_comm_polling(int on)
 
 int sc_comm_engines_here(void)
 {
-    if (!sc_rt.active) return 0;
-    int n = 0;
-    pthread_mutex_lock(&live_mu);
-    for (sc_comm *cs = live; cs; cs = cs->next_live) n += cs->engine != NULL;
-    pthread_mutex_unlock(&live_mu);
-    return n;
+    return sc_rt.active ? sc_comm_engines() : 0;
 }
 
 int sc_comm_engines(void)

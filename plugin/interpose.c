@@ -62,7 +62,6 @@ static void open_monitor(void)
  * agree on the policy. */
 static void startup(void)
 {
-    sc_rt.init_thread = pthread_self();
     PMPI_Comm_rank(MPI_COMM_WORLD, &sc_rt.world_rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &sc_rt.world_size);
     sc_rt.t_init = PMPI_Wtime();

@@ -36,7 +36,6 @@ typedef struct sc_runtime {
     int active;                 /* between our MPI_Init and MPI_Finalize */
     int world_rank, world_size, nhosts;
     int thread_provided;
-    pthread_t init_thread;
     sc_policy policy;
     char policy_msgs[8192];     /* bad-value lines, printed by rank 0 after init */
     int pcontrol_exact;         /* MPI_Pcontrol(0) in force */
