@@ -22,7 +22,7 @@
  * and of the slow one), and "N passed, N failed".
  *
  * usage: starcoll_loops [--loop fresh|moving|own|staging] [--counts C1,C2,...]
- *          [--loss] [--in-place] [--steps N] [--warmup N] [--compute-ms MS]
+ *          [--model FILE [--scale N]] [--loss] [--in-place] [--steps N] [--warmup N] [--compute-ms MS]
  *          [--slow-rank R] [--slow-factor F] [--extra-call STEP]
  *          [--stop-at STEP --stop-s S] [--two-comms] [--soak] [--bound-s S]
  *          [--comm-thread]
@@ -36,7 +36,12 @@
  * --stop-at STEP --stop-s S: rank --slow-rank stops calling for S seconds
  *         at STEP (the stall watchdog must name it).
  * --comm-thread: the loop runs on a thread of its own, not MPI_Init's
- *         (MPI_THREAD_MULTIPLE), as a code with a communication thread. */
+ *         (MPI_THREAD_MULTIPLE), as a code with a communication thread.
+ * --model FILE: the step's tensors are a model's gradients (a .tensors
+ *         file, benchmarks/models/: NAME COUNT per line, registration
+ *         order), reduced in backward order, as frameworks do; --scale N
+ *         divides the count of every tensor over 16384 elements by N (never
+ *         below 16384), so the small tensors keep their real sizes. */
 #include <mpi.h>
 #include "mpi_check.h"
 #include <math.h>
@@ -47,13 +52,14 @@
 #include <time.h>
 #include <pthread.h>
 
-#define MAX_TENSORS 64
+#define MAX_TENSORS 2048
 
 static int rank, size, ntensors = 4, loss = 0, in_place = 0, steps = 60, warmup = 15;
 static long counts[MAX_TENSORS] = {65536, 32768, 16384, 49152};
 static double compute_ms = 10, slow_factor = 1, stop_s = 0;
 static int slow_rank = -1, extra_call = -1, stop_at = -1;
-static const char *loop = "fresh";
+static const char *loop = "fresh", *model = NULL;
+static long scale = 1;
 static int passed, failed, bad_returns, two_comms = 0, soak = 0;
 static double bound_s = 0, longest_s = 0;
 
@@ -199,6 +205,33 @@ static void one_step(state *st, int s, int zero, int *loss_ok)
     }
 }
 
+/* The gradients of a model file in backward order; -1 when unreadable. */
+static int read_model(const char *path, long scale)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    char line[512];
+    int n = 0;
+    long c;
+    while (fgets(line, sizeof line, f)) {
+        char name[256];
+        if (line[0] == '#' || sscanf(line, "%255s %ld", name, &c) != 2) continue;
+        if (n == MAX_TENSORS || c <= 0) {
+            n = -1;
+            break;
+        }
+        if (c > 16384) c = c / scale > 16384 ? c / scale : 16384;
+        counts[n++] = c;
+    }
+    fclose(f);
+    for (int i = 0; i < n / 2; i++) {   /* backward order */
+        long t = counts[i];
+        counts[i] = counts[n - 1 - i];
+        counts[n - 1 - i] = t;
+    }
+    return n;
+}
+
 static int parse_counts(const char *s)
 {
     int n = 0;
@@ -265,7 +298,9 @@ int main(int argc, char **argv)
         else if (v && !strcmp(o, "--loop")) loop = argv[++a];
         else if (v && !strcmp(o, "--counts")) {
             if ((ntensors = parse_counts(argv[++a])) < 1) ntensors = -1;
-        } else if (v && !strcmp(o, "--steps")) steps = atoi(argv[++a]);
+        } else if (v && !strcmp(o, "--model")) model = argv[++a];
+        else if (v && !strcmp(o, "--scale")) scale = atol(argv[++a]);
+        else if (v && !strcmp(o, "--steps")) steps = atoi(argv[++a]);
         else if (v && !strcmp(o, "--warmup")) warmup = atoi(argv[++a]);
         else if (v && !strcmp(o, "--compute-ms")) compute_ms = atof(argv[++a]);
         else if (v && !strcmp(o, "--slow-rank")) slow_rank = atoi(argv[++a]);
@@ -279,6 +314,7 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--comm-thread")) continue;   /* seen above */
         else ntensors = -1;
     }
+    if (model) ntensors = read_model(model, scale > 0 ? scale : 1);
     int known = !strcmp(loop, "fresh") || !strcmp(loop, "moving") || !strcmp(loop, "own") || !strcmp(loop, "staging");
     if (ntensors < 1 || !known) {
         if (rank == 0) fprintf(stderr, "starcoll_loops: bad arguments (see the comment at the top of starcoll_loops.c)\n");
@@ -367,8 +403,8 @@ int main(int argc, char **argv)
     double mine[2] = {me_slow() ? 0 : per_step, me_slow() ? per_step : 0}, sum[2] = {0, 0};
     rc = MPI_Reduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0 && rc == MPI_SUCCESS) {
-        printf("loops: loop=%s%s ranks=%d steps=%d fast_step_ms=%.3f slow_step_ms=%.3f longest_call_s=%.3f\n", loop,
-               comm_thread ? "-thread" : "", size, steps, size > 1 ? sum[0] / (size - 1) : sum[0], sum[1], longest);
+        printf("loops: loop=%s%s ranks=%d tensors=%d steps=%d fast_step_ms=%.3f slow_step_ms=%.3f longest_call_s=%.3f\n", loop,
+               comm_thread ? "-thread" : "", size, ntensors, steps, size > 1 ? sum[0] / (size - 1) : sum[0], sum[1], longest);
         printf("%d passed, %d failed\n", passed, failed);
     }
     MPI_CHECK(MPI_Finalize());

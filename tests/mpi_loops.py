@@ -16,6 +16,11 @@ zeros), every rank's summed results per tensor equal the sum of what
 every rank sent, bitwise on every rank.  The bookkeeping uses Reduce and
 bcast, which starcoll does not reshape.  Rank 0 prints "ok"/"FAIL" lines
 and "N passed, N failed".
+
+--model FILE [--scale N]: the step's gradients are a model's tensors (a
+.tensors file of benchmarks/models/, registration order) in backward
+order, every count over 16384 divided by N (never below 16384), as
+benchmarks/starcoll_loops does.
 """
 import sys
 import time
@@ -34,6 +39,16 @@ nonblocking = "--nonblocking" in args
 
 # An MLP 64-256-128-10: weights and biases, in backward order.
 shapes = [(128, 10), (10,), (256, 128), (128,), (64, 256), (256,)]
+if "--model" in args:
+    scale = int(args[args.index("--scale") + 1]) if "--scale" in args else 1
+    counts = []
+    with open(args[args.index("--model") + 1]) as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) == 2 and not line.startswith("#"):
+                c = int(fields[1])
+                counts.append(max(c // scale, 16384) if c > 16384 else c)
+    shapes = [(c,) for c in reversed(counts)]
 tags = [64 ** (i % 3) for i in range(len(shapes))]
 sent = [np.zeros(s, np.float64) for s in shapes]
 got = [np.zeros(s, np.float64) for s in shapes]
