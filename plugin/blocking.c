@@ -5,6 +5,7 @@
  * these pass straight through. */
 #include <mpi.h>
 #include "comm_state.h"
+#include "polite_wait.h"
 
 #define AWAY_AROUND(what, call)                   \
     do {                                          \
@@ -58,14 +59,16 @@ int MPI_Alltoall(const void *sendbuf, int scount, MPI_Datatype sdt, void *recvbu
  * either (it may wait for a request of its own collective that the other
  * ranks have not started yet): away, as in the collectives above, but
  * only when the requests are not complete already, so a wait on requests
- * the rounds have finished costs a test and no notices. */
+ * the rounds have finished costs a test and no notices.  Pending, they
+ * wait by tests and short sleeps, leaving the CPU to the engine threads
+ * that complete them (polite_wait.h). */
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
     int done = 0;
     if (!sc_comm_engines_here()) return PMPI_Wait(request, status);
     int rc = PMPI_Test(request, &done, status);
     if (rc != MPI_SUCCESS || done) return rc;
-    AWAY_AROUND(SC_AWAY_WAIT, PMPI_Wait(request, status));
+    AWAY_AROUND(SC_AWAY_WAIT, sc_polite_wait(request, status));
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
@@ -74,7 +77,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
     if (!sc_comm_engines_here()) return PMPI_Waitall(count, requests, statuses);
     int rc = PMPI_Testall(count, requests, &done, statuses);
     if (rc != MPI_SUCCESS || done) return rc;
-    AWAY_AROUND(SC_AWAY_WAIT, PMPI_Waitall(count, requests, statuses));
+    AWAY_AROUND(SC_AWAY_WAIT, sc_polite_waitall(count, requests, statuses));
 }
 
 int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
@@ -83,7 +86,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
     if (!sc_comm_engines_here()) return PMPI_Waitany(count, requests, index, status);
     int rc = PMPI_Testany(count, requests, index, &done, status);
     if (rc != MPI_SUCCESS || done) return rc;
-    AWAY_AROUND(SC_AWAY_WAIT, PMPI_Waitany(count, requests, index, status));
+    AWAY_AROUND(SC_AWAY_WAIT, sc_polite_waitany(count, requests, index, status));
 }
 
 int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
@@ -91,7 +94,7 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices
     if (!sc_comm_engines_here()) return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
     int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
     if (rc != MPI_SUCCESS || *outcount != 0) return rc;   /* some completed, or MPI_UNDEFINED: none active */
-    AWAY_AROUND(SC_AWAY_WAIT, PMPI_Waitsome(incount, requests, outcount, indices, statuses));
+    AWAY_AROUND(SC_AWAY_WAIT, sc_polite_waitsome(incount, requests, outcount, indices, statuses));
 }
 
 /* The tests: polling requests that are not complete is waiting too, in

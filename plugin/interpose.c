@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "runtime.h"
 #include "comm_state.h"
+#include "polite_wait.h"
 #include "eligibility.h"
 #include "mode_hier.h"
 #include "report.h"
@@ -189,6 +190,29 @@ static int blocking_allreduce(const void *sendbuf, void *recvbuf, int count, MPI
     if (engines) sc_comm_away(NULL, 1, SC_AWAY_ALLREDUCE);
     int rc = PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
     if (engines) sc_comm_away(NULL, 0, SC_AWAY_ALLREDUCE);
+    return rc;
+}
+
+/* An ineligible call (a loss, a metric) on a communicator whose tolerant
+ * engine runs: every rank waits at a nonblocking barrier, sleeping between
+ * tests, before the exact all-reduce itself.  Open MPI's blocking calls
+ * poll, and a rank polling there while the others still finish their
+ * step takes the core its engine thread needs to serve their rounds
+ * (polite_wait.h).  The all-reduce stays PMPI_Allreduce, bitwise what it
+ * gives without starcoll; the barrier is on every rank or none (the
+ * engine's start and stop are agreed on).  Not for a call that clashed
+ * with another thread's on the communicator: only that rank saw the
+ * clash, and an extra collective there would pair with the others' next. */
+static int exact_beside_engine(const sc_comm *cs, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                               MPI_Comm comm)
+{
+    if (!cs->engine) return blocking_allreduce(sendbuf, recvbuf, count, dt, op, comm);
+    sc_comm_away(NULL, 1, SC_AWAY_ALLREDUCE);
+    MPI_Request req;
+    int rc = PMPI_Ibarrier(comm, &req);
+    if (rc == MPI_SUCCESS) rc = sc_polite_wait(&req, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS) rc = PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
+    sc_comm_away(NULL, 0, SC_AWAY_ALLREDUCE);
     return rc;
 }
 
@@ -610,7 +634,8 @@ static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count,
         if (ineligible_learning(cs, &call, shape.dkind, &k, t0))
             rc = finished_request(request, learning_call(cs, &k, &call, shape.dkind));
         else if (request) rc = PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
-        else rc = blocking_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+        else if (e == SC_ELIG_THREAD) rc = blocking_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+        else rc = exact_beside_engine(cs, sendbuf, recvbuf, count, datatype, op, comm);
         cs->last_any_exit = PMPI_Wtime();
         double dt = cs->last_any_exit - t0;
         cs->row->passthrough += 1;
