@@ -99,7 +99,7 @@ void sc_policy_defaults(sc_policy *p)
     memset(p, 0, sizeof *p);
     p->mode = SC_MODE_AUTO;
     p->selector = SC_SELECTOR_HEURISTIC;
-    p->min_bytes = 64 * 1024;
+    p->min_bytes = SC_MIN_BYTES_DEFAULT;
     p->quorum = 0;
     p->staleness = 4;
     p->scale_fresh = 0;
@@ -206,8 +206,8 @@ int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
         }
     }
     if ((v = get("STARCOLL_MIN_BYTES")) && sc_parse_size(v, &p->min_bytes) != 0) {
-        p->min_bytes = 64 * 1024;
-        BAD("STARCOLL_MIN_BYTES", v, "a size in bytes with optional K, M or G suffix, e.g. 64K", "64K");
+        p->min_bytes = SC_MIN_BYTES_DEFAULT;
+        BAD("STARCOLL_MIN_BYTES", v, "a size in bytes with optional K, M or G suffix, e.g. 256 or 64K", "256");
     }
     if ((v = get("STARCOLL_QUORUM"))) {
         char *end;

@@ -8,6 +8,11 @@
 #include "inject.h"
 
 #define SC_PATH_LEN 512
+/* Calls under STARCOLL_MIN_BYTES stay exact.  256 bytes (64 floats, 32
+ * doubles) keeps a loss or a few metric values exact and lets a model's
+ * small gradient tensors (biases and norms: 64 elements and up in ResNet-50,
+ * 768 in GPT-2) ride with the step (README, "Which calls are touched"). */
+#define SC_MIN_BYTES_DEFAULT 256
 
 typedef enum { SC_SELECTOR_HEURISTIC = 0, SC_SELECTOR_LEARNED = 1 } sc_selector_kind;
 typedef enum { SC_REPORT_STDERR = 0, SC_REPORT_NONE, SC_REPORT_FILE } sc_report_kind;

@@ -2,7 +2,7 @@
 calls it, run by mpi_py.sh under the starcoll preload.
 
 Float32 and float64 sums large enough to be eligible at the default
-STARCOLL_MIN_BYTES (64K), in and out of place, on the world and on a
+STARCOLL_MIN_BYTES (256 bytes), in and out of place, on the world and on a
 split; then calls starcoll must pass through untouched (a small int sum,
 a MAX).  Inputs are integer-valued, so every result must equal the sum
 computed here from every rank's known input, bitwise.  Random-valued
@@ -21,7 +21,7 @@ import numpy as np
 
 comm = MPI.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
-MIN_BYTES = 64 * 1024
+MIN_BYTES = 256   # starcoll's default STARCOLL_MIN_BYTES
 checks = []          # (description, passed on this rank, what passing means)
 calls = {"eligible": 0, "passthrough": 0}
 

@@ -8,7 +8,7 @@
 # exactly one "starcoll: " line, and it names the variable and the value;
 # the library fell back to a safe setting (the totals count what the
 # program expects, with a bad STARCOLL_MIN_BYTES counted at the default
-# 64K, and every eligible call ran in hier, or in sync for a bad mode).
+# 256 bytes, and every eligible call ran in hier, or in sync for a bad mode).
 # Then ranks that disagree on the policy: one line saying so, and sync.
 . "$(dirname "$0")/mpi_testlib.sh"
 

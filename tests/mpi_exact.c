@@ -227,9 +227,9 @@ static int parse_size(const char *s, unsigned long long *out)
 
 static unsigned long long min_bytes_from_env(void)
 {
-    unsigned long long v = 64ull << 10;   /* the library's default, also its fallback for bad values */
+    unsigned long long v = 256;   /* the library's default, also its fallback for bad values */
     const char *s = getenv("STARCOLL_MIN_BYTES");
-    if (s && parse_size(s, &v) != 0) v = 64ull << 10;
+    if (s && parse_size(s, &v) != 0) v = 256;
     return v;
 }
 

@@ -40,7 +40,7 @@ static void test_defaults(void)
     CU_ASSERT_EQUAL(sc_policy_parse(&p, fake_get, msgs, sizeof msgs), 0);
     CU_ASSERT_EQUAL(p.mode, SC_MODE_AUTO);
     CU_ASSERT_EQUAL(p.selector, SC_SELECTOR_HEURISTIC);
-    CU_ASSERT_EQUAL(p.min_bytes, 65536);
+    CU_ASSERT_EQUAL(p.min_bytes, SC_MIN_BYTES_DEFAULT);
     CU_ASSERT_EQUAL(p.quorum, 0);
     CU_ASSERT_EQUAL(p.staleness, 4);
     CU_ASSERT_EQUAL(p.scale_fresh, 0);
@@ -142,7 +142,7 @@ static void test_bad_values(void)
     check_bad("STARCOLL_MIN_BYTES=", "STARCOLL_MIN_BYTES");
     check_bad("STARCOLL_MIN_BYTES=99999999999999999999", "STARCOLL_MIN_BYTES");
     parse1("STARCOLL_MIN_BYTES=12Q", &p, m, sizeof m);
-    CU_ASSERT_EQUAL(p.min_bytes, 65536);
+    CU_ASSERT_EQUAL(p.min_bytes, SC_MIN_BYTES_DEFAULT);
     check_bad("STARCOLL_QUORUM=1.5", "STARCOLL_QUORUM");
     check_bad("STARCOLL_QUORUM=0", "STARCOLL_QUORUM");
     check_bad("STARCOLL_QUORUM=-2", "STARCOLL_QUORUM");
