@@ -190,10 +190,25 @@ static double kth_smallest(double *m, int n, int k)
     return m[k];
 }
 
+/* The gap before call start + j dominates the unit of U calls from start:
+ * at least 200 us, and twice any other gap of the unit. */
+static int gap_dominates(const sc_identity *id, long start, int U, int j)
+{
+    double top = at(id, start + j)->gap, next = 0;
+    for (int k = 0; k < U; k++)
+        if (k != j && at(id, start + k)->gap > next) next = at(id, start + k)->gap;
+    return top >= 200e-6 && top >= 2 * next;
+}
+
 /* This rank's gaps: over the last two units of U calls, one place of the
- * unit was preceded both times by a gap at least twice as long as at any
- * other place and three times the median place's (the forward pass before
- * a step's first gradient), and at least 200 us. */
+ * unit was preceded both times by a gap that dominates its unit (the
+ * forward pass before a step's first gradient), and the smaller of the
+ * two is three times the median place's.  Each unit on its own, not the
+ * smaller gap at each place: a code's own work between calls (filling a
+ * fresh buffer, longer before larger tensors) repeats with a model's
+ * layers, and the work before one of GPT-2's large tensors, paired with
+ * the true step gap one unit on, once passed for a step start every
+ * three layers, putting tensors of different layers in one slot. */
 static int step_gap_shows(const sc_identity *id, long n, int U)
 {
     if (U < 2 || n < 2L * U) return 0;
@@ -209,7 +224,40 @@ static int step_gap_shows(const sc_identity *id, long n, int U)
         }
     }
     if (top < 200e-6 || top < 2 * next) return 0;
+    int j = 0;
+    while (j < U - 1 && m[j] != top) j++;
+    if (!gap_dominates(id, n - 2L * U, U, j) || !gap_dominates(id, n - U, U, j)) return 0;
     return top >= 3 * kth_smallest(m, U, (U - 1) / 2);
+}
+
+/* This rank's gaps over the last R calls (R >= 2U) agree that a unit of U
+ * calls starts steps: some gap there is a step's (at least 200 us and
+ * three times the median), and the gaps of at least half the largest, two
+ * or more (two step starts), all precede the first call of a unit.
+ * Buffers that repeat with a unit prove it spans a step only with this: a
+ * code that allocates every tensor afresh may get its buffers back from
+ * the allocator in a cycle of its own (one layer of a GPT-2 step), and
+ * taking such a cycle for the step would put two tensors in one slot. */
+static int gaps_start_units(const sc_identity *id, long n, int U, long R)
+{
+    if (R > n) R = n;
+    if (R > SC_HIST_CAP - 1) R = SC_HIST_CAP - 1;
+    if (R < 2L * U) return 0;
+    double *g = malloc(sizeof(double) * (size_t)R), top = 0;
+    if (!g) return 0;
+    for (long j = 0; j < R; j++) {
+        g[j] = at(id, n - R + j)->gap;
+        if (g[j] > top) top = g[j];
+    }
+    int ok = top >= 200e-6, big = 0;
+    for (long j = 0; j < R && ok; j++) {   /* call n - R + j starts a unit when (R - j) % U == 0 */
+        if (g[j] < 0.5 * top) continue;
+        big++;
+        if ((R - j) % U != 0) ok = 0;
+    }
+    if (ok) ok = big >= 2 && top >= 3 * kth_smallest(g, (int)R, (int)((R - 1) / 2));
+    free(g);
+    return ok;
 }
 
 /* The next unit after `after` that the recent shapes repeat (next_shape,
@@ -235,7 +283,8 @@ static int judge_unit(const sc_identity *id, long n, int L, int *hint, int *gap)
     for (int m = 1; m <= mmax && !*gap; m++)
         if (step_gap_shows(id, n, m * L)) *gap = m;
     int U = *hint > 1 ? *hint * L : L;
-    return id->next_shape[L] >= 2 * L + SC_STEP_MAX || (*hint && U >= 2 && own_buffers(id, n, U));
+    return id->next_shape[L] >= 2 * L + SC_STEP_MAX ||
+           (*hint && U >= 2 && own_buffers(id, n, U) && gaps_start_units(id, n, U, (long)id->next_where[U] + U));
 }
 
 void sc_identity_vote(sc_identity *id, const sc_call_key *k, long vote[SC_VOTE_LEN])

@@ -45,9 +45,14 @@ static sc_call_key key(long count, int eligible, uintptr_t where)
 /* The gap before call t of a step: a training step computes (its forward
  * pass) before its first reduction; uniform: no such structure. */
 static int uniform_gaps;
+/* ... and, when set, the code's own work between calls: 0.4 ms before a
+ * tensor of a million elements or more (filling a fresh buffer), 0.1 ms
+ * before the others. */
+static const long *work_counts;
 static double gap_before(int t)
 {
-    return t == 0 && !uniform_gaps ? 10e-3 : 1e-4;
+    if (t == 0 && !uniform_gaps) return 10e-3;
+    return work_counts && labs(work_counts[t]) >= 1000000 ? 0.4e-3 : 1e-4;
 }
 
 /* One call on every rank (rank r calls keys[r]); the outcome of learning,
@@ -67,11 +72,17 @@ static sc_learn_outcome agree(job *j, const sc_call_key *keys)
 }
 
 /* Address of tensor t at step s on rank r under an allocation style. */
-enum { OWN_BUFFER, STAGING, FRESH };
+/* RECYCLED_BY_LAYER: fresh buffers that the allocator hands back in a
+ * cycle of GPT-2's 12-tensor blocks (gpt2(): calls 2..145), distinct
+ * inside a block. */
+enum { OWN_BUFFER, STAGING, FRESH, RECYCLED_BY_LAYER };
 static uintptr_t where(int style, int r, int t, int s)
 {
     if (style == OWN_BUFFER) return 0x100000u + 0x1000u * (uintptr_t)t + 0x1000000u * (uintptr_t)r;
     if (style == STAGING) return 0x200000u + 0x1000000u * (uintptr_t)r;
+    if (style == RECYCLED_BY_LAYER)
+        return t >= 2 && t < 146 ? 0x500000u + 0x1000u * (uintptr_t)((t - 2) % 12)
+                                 : 0x600000u + 0x1000u * (uintptr_t)((s * 131 + t * 17) % 997);
     return 0x300000u + 0x10000u * (uintptr_t)((s * 131 + t * 17 + r * 7) % 997);   /* malloc per step */
 }
 
@@ -245,6 +256,46 @@ static void test_repeated_blocks_are_not_a_step(void)
     uniform_gaps = 0;
     CU_ASSERT_TRUE(at >= 2L * n + SC_STEP_MAX);
     CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 148);
+    job_free(j);
+}
+
+static void test_recycled_buffers_are_not_a_step(void)
+{
+    /* One rank's fresh buffers come back from its allocator block by
+     * block: distinct inside a block, equal a block later.  That is no
+     * buffer per tensor, and the block is no step. */
+    long step[160];
+    int n = gpt2(step);
+    int style[NR] = {FRESH, RECYCLED_BY_LAYER, FRESH, FRESH};
+    job *j = job_new(4);
+    long at = learn(j, step, n, style, 10);
+    CU_ASSERT_TRUE(at >= n);
+    CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 148);
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    int slots[160];
+    check_one_step(j, step, n, 10, style, slots);
+    job_free(j);
+}
+
+static void test_work_between_calls_is_no_step_gap(void)
+{
+    /* GPT-2 and a per-step loss (149 calls), and longer work before each
+     * large weight.  36 calls back from the second step's 37th call sits
+     * the work before a layer's MLP weight; paired with the true step gap
+     * 36 calls on, it looked like a step start every three layers (seen on
+     * every rank of a fresh-buffer loop).  Three layers are no step. */
+    long step[160];
+    int n = gpt2(step);
+    step[n++] = -1;   /* the loss */
+    job *j = job_new(4);
+    work_counts = step;
+    long at = learn(j, step, n, same_style, 10);
+    CU_ASSERT_EQUAL(at, 3L * n - 1);
+    CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 148);
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    int slots[160];
+    check_one_step(j, step, n, 10, same_style, slots);
+    work_counts = NULL;
     job_free(j);
 }
 
@@ -450,6 +501,8 @@ int main(void)
     CU_add_test(s, "one staging buffer, one count: exact, and why", test_staging_one_count_is_exact);
     CU_add_test(s, "one staging buffer, one count, a per-step loss", test_staging_one_count_with_loss);
     CU_add_test(s, "a buffer per tensor lengthens the step", test_own_buffers_lengthen_the_step);
+    CU_add_test(s, "the code's work between calls is no step gap", test_work_between_calls_is_no_step_gap);
+    CU_add_test(s, "buffers recycled block by block are no step", test_recycled_buffers_are_not_a_step);
     CU_add_test(s, "repeated identical layers", test_repeated_layers);
     CU_add_test(s, "ResNet-50's 161 tensors and a loss", test_resnet50_step);
     CU_add_test(s, "GPT-2's repeated blocks are not a step", test_repeated_blocks_are_not_a_step);
