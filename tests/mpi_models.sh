@@ -49,8 +49,10 @@ for model in resnet50 gpt2-small; do
             name="$model-$mode-$s"
             models_job "$name" "$mode" -- "$prog" --model "$models/$model.tensors" --scale 64 --loss \
                 --steps 14 --warmup 6 --compute-ms 20 --slow-factor $f
-            # quorum and groups: every tensor of the 8 tolerant steps on 8 ranks
-            [ "$mode" != auto ] && tolerated "$name" $((8 * 8 * 100))
+            # quorum and groups: at least two steps of 100 tensors on 8 ranks in
+            # rounds (learning lasts 3 steps on a quiet machine, longer when
+            # a loaded one blurs the step gaps)
+            [ "$mode" != auto ] && tolerated "$name" $((8 * 2 * 100))
         done
     done
 done
@@ -65,7 +67,7 @@ if [ $have_py = 1 ]; then
         models_job "resnet50-$mode-mpi4py" "$mode" -- "$py" "$pyscript" --model "$models/resnet50.tensors" --scale 64 \
             --steps 14 --compute-ms 20 --slow-factor 2
     done
-    tolerated resnet50-quorum-mpi4py $((8 * 8 * 100))
+    tolerated resnet50-quorum-mpi4py $((8 * 2 * 100))
 else
     skip "mpi4py model steps: $py cannot import mpi4py and numpy"
 fi
