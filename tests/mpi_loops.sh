@@ -18,10 +18,7 @@ sc_need_library || finish
 prog="$top_builddir/benchmarks/starcoll_loops"
 sc_need_program "$prog" || finish
 MODES=${SC_LOOPS_MODES:-quorum groups auto}
-py=${PYTHON_MPI:-/usr/bin/python3}
-pyscript="$(cd "$(dirname "$0")" && pwd)/mpi_loops.py"
-have_py=0
-"$py" -c 'import mpi4py, numpy' >/dev/null 2>&1 && have_py=1
+sc_python_loops
 
 # loops_job NAME MODE [env...] -- args...: run, adopt its checks.
 loops_job() {

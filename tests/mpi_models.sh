@@ -15,10 +15,7 @@ prog="$top_builddir/benchmarks/starcoll_loops"
 sc_need_program "$prog" || finish
 models="$top_srcdir/benchmarks/models"
 MODES=${SC_MODELS_MODES:-quorum groups auto}
-py=${PYTHON_MPI:-/usr/bin/python3}
-pyscript="$(cd "$(dirname "$0")" && pwd)/mpi_loops.py"
-have_py=0
-"$py" -c 'import mpi4py, numpy' >/dev/null 2>&1 && have_py=1
+sc_python_loops
 
 # models_job NAME MODE -- args...: run, adopt its checks.
 models_job() {

@@ -191,3 +191,13 @@ sc_adopt() {
         sc_show "$name"
     fi
 }
+
+# sc_python_loops: py, the interpreter with mpi4py and NumPy (PYTHON_MPI,
+# else Debian's /usr/bin/python3); pyscript, mpi_loops.py beside these
+# tests; have_py=1 when py imports mpi4py and NumPy.
+sc_python_loops() {
+    py=${PYTHON_MPI:-/usr/bin/python3}
+    pyscript="$(cd "$(dirname "$0")" && pwd)/mpi_loops.py"
+    have_py=0
+    "$py" -c 'import mpi4py, numpy' >/dev/null 2>&1 && have_py=1
+}
