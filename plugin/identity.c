@@ -230,36 +230,6 @@ static int step_gap_shows(const sc_identity *id, long n, int U)
     return top >= 3 * kth_smallest(m, U, (U - 1) / 2);
 }
 
-/* This rank's gaps over the last R calls (R >= 2U) agree that a unit of U
- * calls starts steps: some gap there is a step's (at least 200 us and
- * three times the median), and the gaps of at least half the largest, two
- * or more (two step starts), all precede the first call of a unit.
- * Buffers that repeat with a unit prove it spans a step only with this: a
- * code that allocates every tensor afresh may get its buffers back from
- * the allocator in a cycle of its own (one layer of a GPT-2 step), and
- * taking such a cycle for the step would put two tensors in one slot. */
-static int gaps_start_units(const sc_identity *id, long n, int U, long R)
-{
-    if (R > n) R = n;
-    if (R > SC_HIST_CAP - 1) R = SC_HIST_CAP - 1;
-    if (R < 2L * U) return 0;
-    double *g = malloc(sizeof(double) * (size_t)R), top = 0;
-    if (!g) return 0;
-    for (long j = 0; j < R; j++) {
-        g[j] = at(id, n - R + j)->gap;
-        if (g[j] > top) top = g[j];
-    }
-    int ok = top >= 200e-6, big = 0;
-    for (long j = 0; j < R && ok; j++) {   /* call n - R + j starts a unit when (R - j) % U == 0 */
-        if (g[j] < 0.5 * top) continue;
-        big++;
-        if ((R - j) % U != 0) ok = 0;
-    }
-    if (ok) ok = big >= 2 && top >= 3 * kth_smallest(g, (int)R, (int)((R - 1) / 2));
-    free(g);
-    return ok;
-}
-
 /* The next unit after `after` that the recent shapes repeat (next_shape,
  * with the call just added), or 0. */
 static int candidate_unit(const sc_identity *id, long n, int after)
@@ -283,8 +253,7 @@ static int judge_unit(const sc_identity *id, long n, int L, int *hint, int *gap)
     for (int m = 1; m <= mmax && !*gap; m++)
         if (step_gap_shows(id, n, m * L)) *gap = m;
     int U = *hint > 1 ? *hint * L : L;
-    return id->next_shape[L] >= 2 * L + SC_STEP_MAX ||
-           (*hint && U >= 2 && own_buffers(id, n, U) && gaps_start_units(id, n, U, (long)id->next_where[U] + U));
+    return id->next_shape[L] >= 2 * L + SC_STEP_MAX || (*hint && U >= 2 && own_buffers(id, n, U));
 }
 
 void sc_identity_vote(sc_identity *id, const sc_call_key *k, long vote[SC_VOTE_LEN])

@@ -19,14 +19,12 @@
  *
  * A run of equal blocks inside one step (a model's repeated layers) also
  * repeats, so a unit is agreed only with evidence that it spans a whole
- * step: some rank keeps a buffer per tensor, its buffers repeat with the
- * unit, and two step gaps in that run both fall before a unit's first call
- * (an allocator may recycle fresh buffers in a cycle of one layer); or on
- * every rank one place in the unit is preceded by a gap (the forward pass)
- * at least twice any other in each of the last two units, each unit on its
- * own; or the unit has repeated for longer than any step can be
- * (SC_STEP_MAX calls), so no run inside a step could have lasted that
- * long.
+ * step: some rank keeps a buffer per tensor and its buffers repeat with
+ * the unit; or on every rank one place in the unit is preceded by a gap
+ * (the forward pass) at least twice any other in each of the last two
+ * units, each unit on its own; or the unit has repeated for longer than
+ * any step can be (SC_STEP_MAX calls), so no run inside a step could have
+ * lasted that long.
  *
  * A unit is *told apart* (trusted) when it holds at least two shapes, one
  * of them once only, or when addresses lengthened it.  A unit of one shape

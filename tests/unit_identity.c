@@ -72,17 +72,11 @@ static sc_learn_outcome agree(job *j, const sc_call_key *keys)
 }
 
 /* Address of tensor t at step s on rank r under an allocation style. */
-/* RECYCLED_BY_LAYER: fresh buffers that the allocator hands back in a
- * cycle of GPT-2's 12-tensor blocks (gpt2(): calls 2..145), distinct
- * inside a block. */
-enum { OWN_BUFFER, STAGING, FRESH, RECYCLED_BY_LAYER };
+enum { OWN_BUFFER, STAGING, FRESH };
 static uintptr_t where(int style, int r, int t, int s)
 {
     if (style == OWN_BUFFER) return 0x100000u + 0x1000u * (uintptr_t)t + 0x1000000u * (uintptr_t)r;
     if (style == STAGING) return 0x200000u + 0x1000000u * (uintptr_t)r;
-    if (style == RECYCLED_BY_LAYER)
-        return t >= 2 && t < 146 ? 0x500000u + 0x1000u * (uintptr_t)((t - 2) % 12)
-                                 : 0x600000u + 0x1000u * (uintptr_t)((s * 131 + t * 17) % 997);
     return 0x300000u + 0x10000u * (uintptr_t)((s * 131 + t * 17 + r * 7) % 997);   /* malloc per step */
 }
 
@@ -264,24 +258,6 @@ static void test_repeated_blocks_are_not_a_step(void)
     uniform_gaps = 0;
     CU_ASSERT_TRUE(at >= 2L * n + SC_STEP_MAX);
     CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 148);
-    job_free(j);
-}
-
-static void test_recycled_buffers_are_not_a_step(void)
-{
-    /* One rank's fresh buffers come back from its allocator block by
-     * block: distinct inside a block, equal a block later.  That is no
-     * buffer per tensor, and the block is no step. */
-    long step[160];
-    int n = gpt2(step);
-    int style[NR] = {FRESH, RECYCLED_BY_LAYER, FRESH, FRESH};
-    job *j = job_new(4);
-    long at = learn(j, step, n, style, 10);
-    CU_ASSERT_TRUE(at >= n);
-    CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 148);
-    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
-    int slots[160];
-    check_one_step(j, step, n, 10, style, slots);
     job_free(j);
 }
 
@@ -505,7 +481,6 @@ int main(void)
     CU_add_test(s, "one staging buffer, one count, a per-step loss", test_staging_one_count_with_loss);
     CU_add_test(s, "a buffer per tensor lengthens the step", test_own_buffers_lengthen_the_step);
     CU_add_test(s, "the code's work between calls is no step gap", test_work_between_calls_is_no_step_gap);
-    CU_add_test(s, "buffers recycled block by block are no step", test_recycled_buffers_are_not_a_step);
     CU_add_test(s, "repeated identical layers", test_repeated_layers);
     CU_add_test(s, "ResNet-50's 161 tensors and a loss", test_resnet50_step);
     CU_add_test(s, "GPT-2's repeated blocks are not a step", test_repeated_blocks_are_not_a_step);
