@@ -213,20 +213,20 @@ static int step_gap_shows(const sc_identity *id, long n, int U)
 {
     if (U < 2 || n < 2L * U) return 0;
     double *m = id->scratch, top = -1, next = -1;
+    int place = 0;   /* of top */
     for (int j = 0; j < U; j++) {
         double a = at(id, n - 2L * U + j)->gap, b = at(id, n - U + j)->gap;
         m[j] = a < b ? a : b;
         if (m[j] > top) {
             next = top;
             top = m[j];
+            place = j;
         } else if (m[j] > next) {
             next = m[j];
         }
     }
     if (top < 200e-6 || top < 2 * next) return 0;
-    int j = 0;
-    while (j < U - 1 && m[j] != top) j++;
-    if (!gap_dominates(id, n - 2L * U, U, j) || !gap_dominates(id, n - U, U, j)) return 0;
+    if (!gap_dominates(id, n - 2L * U, U, place) || !gap_dominates(id, n - U, U, place)) return 0;
     return top >= 3 * kth_smallest(m, U, (U - 1) / 2);
 }
 
