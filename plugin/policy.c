@@ -100,6 +100,7 @@ void sc_policy_defaults(sc_policy *p)
     p->mode = SC_MODE_AUTO;
     p->selector = SC_SELECTOR_HEURISTIC;
     p->min_bytes = SC_MIN_BYTES_DEFAULT;
+    p->fuse_bytes = SC_FUSE_BYTES_DEFAULT;
     p->quorum = 0;
     p->staleness = 4;
     p->scale_fresh = 0;
@@ -209,6 +210,10 @@ int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
         p->min_bytes = SC_MIN_BYTES_DEFAULT;
         BAD("STARCOLL_MIN_BYTES", v, "a size in bytes with optional K, M or G suffix, e.g. 256 or 64K", "256");
     }
+    if ((v = get("STARCOLL_FUSE_BYTES")) && sc_parse_size(v, &p->fuse_bytes) != 0) {
+        p->fuse_bytes = SC_FUSE_BYTES_DEFAULT;
+        BAD("STARCOLL_FUSE_BYTES", v, "a size in bytes with optional K, M or G suffix, e.g. 64K, or 0 for no fusion", "64K");
+    }
     if ((v = get("STARCOLL_QUORUM"))) {
         char *end;
         errno = 0;
@@ -301,7 +306,7 @@ uint64_t sc_policy_hash(const sc_policy *p)
 {
     uint64_t h = SC_HASH_SEED;
     long long ints[] = {p->mode, p->selector, (long long)p->min_bytes, p->staleness, p->scale_fresh,
-                        p->group_size, p->epoch, p->inject.enabled};
+                        p->group_size, p->epoch, p->inject.enabled, (long long)p->fuse_bytes};
     h = sc_hash_bytes(h, ints, sizeof ints);
     h = sc_hash_bytes(h, &p->quorum, sizeof p->quorum);
     h = sc_hash_bytes(h, p->model, strlen(p->model));
@@ -325,5 +330,7 @@ void sc_policy_describe(const sc_policy *p, char *buf, size_t len)
              sc_mode_name(p->mode), p->selector == SC_SELECTOR_LEARNED ? "learned" : "heuristic",
              p->min_bytes, q, p->staleness, p->scale_fresh ? "fresh" : "none", g, p->epoch, inj);
     if (p->stall_s != 30 && strlen(buf) + 32 < len) snprintf(buf + strlen(buf), len - strlen(buf), " stall=%gs", p->stall_s);
+    if (p->fuse_bytes != SC_FUSE_BYTES_DEFAULT && strlen(buf) + 32 < len)
+        snprintf(buf + strlen(buf), len - strlen(buf), " fuse_bytes=%zu", p->fuse_bytes);
     if (p->schedule[0] && strlen(buf) + 16 < len) strcat(buf, " schedule=fixed");
 }

@@ -14,6 +14,10 @@
  * 768 in GPT-2) ride with the step (README, "Which calls are touched"). */
 #define SC_MIN_BYTES_DEFAULT 256
 
+/* Tolerated tensors under STARCOLL_FUSE_BYTES ride in fused rounds, a
+ * few per step instead of one per tensor (README, "Fused rounds"). */
+#define SC_FUSE_BYTES_DEFAULT (64 * 1024)
+
 typedef enum { SC_SELECTOR_HEURISTIC = 0, SC_SELECTOR_LEARNED = 1 } sc_selector_kind;
 typedef enum { SC_REPORT_STDERR = 0, SC_REPORT_NONE, SC_REPORT_FILE } sc_report_kind;
 
@@ -22,6 +26,7 @@ typedef struct sc_policy {
     sc_selector_kind selector;    /* STARCOLL_SELECTOR */
     char model[SC_PATH_LEN];      /* STARCOLL_MODEL, "" = none */
     size_t min_bytes;             /* STARCOLL_MIN_BYTES */
+    size_t fuse_bytes;            /* STARCOLL_FUSE_BYTES, 0 = no fusion */
     double quorum;                /* STARCOLL_QUORUM: 0 = selector chooses; >= 1 a count; (0,1) a fraction */
     int staleness;                /* STARCOLL_STALENESS, rounds */
     int scale_fresh;              /* STARCOLL_SCALE: 0 none, 1 fresh */

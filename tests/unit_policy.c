@@ -41,6 +41,7 @@ static void test_defaults(void)
     CU_ASSERT_EQUAL(p.mode, SC_MODE_AUTO);
     CU_ASSERT_EQUAL(p.selector, SC_SELECTOR_HEURISTIC);
     CU_ASSERT_EQUAL(p.min_bytes, SC_MIN_BYTES_DEFAULT);
+    CU_ASSERT_EQUAL(p.fuse_bytes, 64 * 1024);
     CU_ASSERT_EQUAL(p.quorum, 0);
     CU_ASSERT_EQUAL(p.staleness, 4);
     CU_ASSERT_EQUAL(p.scale_fresh, 0);
@@ -83,6 +84,10 @@ static void test_good_values(void)
     CU_ASSERT_EQUAL(p.min_bytes, 2UL << 30);
     CU_ASSERT_EQUAL(parse1("STARCOLL_MIN_BYTES=512KB", &p, m, sizeof m), 0);
     CU_ASSERT_EQUAL(p.min_bytes, 512 << 10);
+    CU_ASSERT_EQUAL(parse1("STARCOLL_FUSE_BYTES=0", &p, m, sizeof m), 0);   /* no fusion */
+    CU_ASSERT_EQUAL(p.fuse_bytes, 0);
+    CU_ASSERT_EQUAL(parse1("STARCOLL_FUSE_BYTES=1M", &p, m, sizeof m), 0);
+    CU_ASSERT_EQUAL(p.fuse_bytes, 1 << 20);
     CU_ASSERT_EQUAL(parse1("STARCOLL_QUORUM=6", &p, m, sizeof m), 0);
     CU_ASSERT_EQUAL(p.quorum, 6);
     CU_ASSERT_EQUAL(parse1("STARCOLL_QUORUM=0.75", &p, m, sizeof m), 0);
@@ -143,6 +148,10 @@ static void test_bad_values(void)
     check_bad("STARCOLL_MIN_BYTES=99999999999999999999", "STARCOLL_MIN_BYTES");
     parse1("STARCOLL_MIN_BYTES=12Q", &p, m, sizeof m);
     CU_ASSERT_EQUAL(p.min_bytes, SC_MIN_BYTES_DEFAULT);
+    check_bad("STARCOLL_FUSE_BYTES=lots", "STARCOLL_FUSE_BYTES");
+    check_bad("STARCOLL_FUSE_BYTES=-1", "STARCOLL_FUSE_BYTES");
+    parse1("STARCOLL_FUSE_BYTES=lots", &p, m, sizeof m);
+    CU_ASSERT_EQUAL(p.fuse_bytes, SC_FUSE_BYTES_DEFAULT);
     check_bad("STARCOLL_QUORUM=1.5", "STARCOLL_QUORUM");
     check_bad("STARCOLL_QUORUM=0", "STARCOLL_QUORUM");
     check_bad("STARCOLL_QUORUM=-2", "STARCOLL_QUORUM");
@@ -234,6 +243,10 @@ static void test_hash(void)
     CU_ASSERT_NOT_EQUAL(sc_policy_hash(&a), sc_policy_hash(&b));
     parse1("STARCOLL_INJECT=rank=1,delay=2ms", &b, m, sizeof m);
     parse1("STARCOLL_INJECT=rank=2,delay=2ms", &a, m, sizeof m);
+    CU_ASSERT_NOT_EQUAL(sc_policy_hash(&a), sc_policy_hash(&b));
+    /* ranks fusing differently would deposit on slots the others lack */
+    parse1("STARCOLL_FUSE_BYTES=0", &a, m, sizeof m);
+    parse1("STARCOLL_FUSE_BYTES=64K", &b, m, sizeof m);
     CU_ASSERT_NOT_EQUAL(sc_policy_hash(&a), sc_policy_hash(&b));
 }
 
