@@ -95,6 +95,7 @@ sc_verdict sc_round_verdict(sc_track *t, const sc_rules *r, double now, double *
 {
     *wake_s = -1;
     if (sc_track_flushing(t)) return flush_verdict(t, r);
+    if (r->drain) return sc_track_has_news(t) ? SC_CLOSE : SC_WAIT;
     /* Only a round somebody waits for may excuse ranks blocked elsewhere
      * (they cannot deposit here before their own round closes), and only
      * when the caller says no round can close otherwise. */

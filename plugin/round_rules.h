@@ -46,6 +46,10 @@ typedef struct sc_rules {
      * collective of the application's): close with the fresh ranks present
      * rather than hang.  Never overrides the staleness bound. */
     int relax_quorum;
+    /* Close on anything to include, fresh ranks or not: a fused group's
+     * leftovers in an exact mode, where no rank deposits on it any more
+     * (engine_fusion.c). */
+    int drain;
 } sc_rules;
 
 int sc_track_init(sc_track *t, int n);

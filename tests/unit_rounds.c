@@ -177,6 +177,37 @@ static void test_exact_without_catch_up(void)
     }
 }
 
+/* A fused group's leftovers in an exact mode: one rank's late group
+ * deposit, which no other rank will join (members reduce on their own slots
+ * there), closes at once when draining, and waits without. */
+static void test_drain_leftovers(void)
+{
+    sc_track t;
+    CU_ASSERT_EQUAL_FATAL(sc_track_init(&t, 4), 0);
+    sc_rules r = rules(4, 4);   /* exact: every member */
+    double wake;
+    long incl[4];
+    for (int i = 0; i < 4; i++) sc_track_announce(&t, i, 3, 0);
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0.0, &wake), SC_CLOSE);
+    CU_ASSERT_EQUAL(sc_round_close(&t, &r, incl), 4);
+    sc_track_announce(&t, 2, 4, 0);   /* the late rank's last tolerant step */
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0.0, &wake), SC_WAIT);
+    r.drain = 1;
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0.0, &wake), SC_CLOSE);
+    CU_ASSERT_EQUAL(sc_round_close(&t, &r, incl), 1);
+    CU_ASSERT_EQUAL(incl[2], 4);
+    CU_ASSERT_EQUAL(incl[0], 3);
+    /* nothing left: no empty round */
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0.0, &wake), SC_WAIT);
+    /* a flush still goes first: it waits for every rank's calls */
+    sc_track_announce(&t, 1, 5, SC_DEP_FLUSH);
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0.0, &wake), SC_CLOSE);   /* rank 1's earlier deposits, before the flush */
+    CU_ASSERT_EQUAL(sc_round_close(&t, &r, incl), 1);
+    CU_ASSERT_EQUAL(incl[1], 4);
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0.0, &wake), SC_WAIT);
+    sc_track_free(&t);
+}
+
 static void test_gone_and_blocked(void)
 {
     sc_track t;
@@ -210,5 +241,6 @@ int main(void)
     CU_add_test(r, "flush one rank alone asked for", test_flush_one_rank);
     CU_add_test(r, "exact deposits: no catch-up", test_exact_without_catch_up);
     CU_add_test(r, "departed and blocked ranks", test_gone_and_blocked);
+    CU_add_test(r, "a fused group's leftovers drain in an exact mode", test_drain_leftovers);
     return sc_cunit_run();
 }
