@@ -181,6 +181,7 @@ void sc_run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode mod
     } else {
         sc_sum_into(sl->inbox, dst, (size_t)sl->count, sl->dk);
         sl->inbox_rounds++;
+        if (sl->nmembers) sc_fusion_landed(e, sl);
     }
     if (incl[e->rank] > sl->included_self) sl->included_self = incl[e->rank];
     sc_nb_ready(e, sl);
@@ -273,6 +274,8 @@ void sc_engine_free(sc_engine *e)
         free_list(sl->spare);
         free(sl->inbox);
         free(sl->scratch);
+        free(sl->stage);
+        free(sl->members);
         sc_track_free(&sl->track);
     }
     free(e->slots);
@@ -367,8 +370,9 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, i
     /* auto starts exact, and exact runs direct */
     e->direct = sc_exact_mode(mode);
     e->direct_mode = mode;
-    e->nslots = sc_identity_slots(id);
-    e->slots = calloc((size_t)e->nslots, sizeof(sc_slot));
+    e->nuser = e->nslots = sc_identity_slots(id);
+    /* room for the fusion groups: at most one per two user slots */
+    e->slots = calloc((size_t)e->nuser + (size_t)e->nuser / 2 + 1, sizeof(sc_slot));
     e->gone = calloc((size_t)e->n, 1);
     e->in_direct = calloc((size_t)e->n, 1);
     e->blocked_at = malloc(sizeof(int) * (size_t)e->n);
@@ -377,11 +381,10 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, i
     e->parent = malloc(sizeof(int) * (size_t)e->n);
     e->incl = calloc((size_t)e->n, sizeof(long));
     e->prev_incl = calloc((size_t)e->n, sizeof(long));
-    e->msg = calloc((size_t)(RH_LEN + e->n + e->nslots), sizeof(long));
     e->last_pos = calloc((size_t)e->n, sizeof(long));
     e->off_pos = malloc(sizeof(long) * (size_t)e->n);
     e->off_shape = calloc((size_t)e->n, sizeof(long));
-    int ok = placed && e->slots && e->gone && e->in_direct && e->incl && e->prev_incl && e->msg && e->blocked_at && e->outside &&
+    int ok = placed && e->slots && e->gone && e->in_direct && e->incl && e->prev_incl && e->blocked_at && e->outside &&
              e->blocked_need && e->parent && e->last_pos && e->off_pos && e->off_shape && sc_stall_init(e) == 0;
     for (int r = 0; ok && r < e->n; r++) e->blocked_at[r] = e->parent[r] = -1;
     for (int r = 0; ok && r < e->n; r++) e->off_pos[r] = -1;
@@ -395,6 +398,10 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, i
         sl->scratch = malloc(sl->bytes);
         ok = sl->inbox && sl->scratch && (e->rank != e->coord || sc_track_init(&sl->track, e->n) == 0);
     }
+    ok = ok && sc_fusion_plan(e) == 0;
+    /* a TOPO message carries a count per slot, groups' included */
+    e->msg = ok ? calloc((size_t)(RH_LEN + e->n + e->nslots), sizeof(long)) : NULL;
+    ok = ok && e->msg;
     e->k = quorum_k(e);
     e->stats.min_fresh = -1;
     ok = ok && sc_groups_init(e) == 0 && sc_probe_init(e) == 0;

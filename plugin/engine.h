@@ -26,6 +26,7 @@ typedef struct sc_engine_stats {
     long child_rounds;         /* rounds this rank spent as a child (groups) */
     long relaxed;              /* coordinator: rounds closed below quorum to end a stall */
     long min_fresh;            /* coordinator: fewest fresh ranks in a quorum round (-1: none) */
+    long fused_calls;          /* calls whose buffers rode in a group's fused round (engine_fusion.c) */
 } sc_engine_stats;
 
 /* Start the engine for comm, whose eligible calls follow the agreed

@@ -30,7 +30,7 @@ static void unlink_deposit(sc_slot *sl, sc_deposit *d)
     free(d);
 }
 
-static sc_deposit *deposit_get(sc_slot *sl)
+sc_deposit *sc_deposit_get(sc_slot *sl)
 {
     sc_deposit *d = sl->spare;
     if (d) {
@@ -137,6 +137,11 @@ static int engine_call(sc_engine *e, int slot, long pos, const void *sendbuf, vo
         int back = 0;
         double gsq = sc_sampled_sqnorm(mine, sl->count, sl->dk);   /* before: the result may overwrite it */
         int rc = sc_direct_call(e, slot, sendbuf, recvbuf, &back, first_off);
+        if (!back && rc == MPI_SUCCESS && sl->fuse >= 0) {   /* a group round left from before going direct */
+            pthread_mutex_lock(&e->mu);
+            sc_fusion_take(e, sl, recvbuf, 1);
+            pthread_mutex_unlock(&e->mu);
+        }
         if (!back) {
             e->step_ssq += sc_sampled_sqnorm(recvbuf, sl->count, sl->dk);
             e->step_gsq += gsq;
@@ -148,6 +153,16 @@ static int engine_call(sc_engine *e, int slot, long pos, const void *sendbuf, vo
     }
     e->step_gsq += sc_sampled_sqnorm(mine, sl->count, sl->dk);
     e->step_bytes += (double)sl->bytes;
+    if (sl->fuse >= 0) {   /* a small tensor: fused with the step's others */
+        int own = 0;
+        int rc = sc_fusion_call(e, slot, pos, sendbuf, recvbuf, exact, &own);
+        if (!own || rc != MPI_SUCCESS) {
+            e->step_ssq += sc_sampled_sqnorm(recvbuf, sl->count, sl->dk);
+            e->step_wait += sc_now() - t_in;
+            sc_stall_app(e, SC_APP_COMPUTING, slot, pos + 1, 0);
+            return rc;
+        }
+    }
 
     pthread_mutex_lock(&e->mu);
     if (e->error || e->stopped) {
@@ -172,7 +187,7 @@ static int engine_call(sc_engine *e, int slot, long pos, const void *sendbuf, vo
      * its result goes through the inbox when its round is in. */
     int borrow = waits && sl->inbox_rounds == 0 && !nb;
     int to_target = borrow && e->my_parent < 0;   /* a child's results arrive through its inbox */
-    sc_deposit *d = borrow ? calloc(1, sizeof *d) : deposit_get(sl);
+    sc_deposit *d = borrow ? calloc(1, sizeof *d) : sc_deposit_get(sl);
     if (!d) {
         pthread_mutex_unlock(&e->mu);
         sc_stall_app(e, SC_APP_COMPUTING, slot, pos, 0);
@@ -276,6 +291,7 @@ static int engine_call(sc_engine *e, int slot, long pos, const void *sendbuf, vo
     sl->target = NULL;
     sl->target_filled = 0;
     sl->target_alias = NULL;
+    if (sl->fuse >= 0) sc_fusion_take(e, sl, recvbuf, 1);   /* group rounds from before an exact spell */
     if (e->my_parent >= 0) e->stats.child_rounds++;
     pthread_mutex_unlock(&e->mu);
     e->step_ssq += sc_sampled_sqnorm(recvbuf, sl->count, sl->dk);
@@ -391,7 +407,9 @@ void sc_engine_announce_leave(sc_engine *e)
     if (e->left) return;
     sc_stall_app(e, SC_APP_LEFT, -1, -1, 0);
     e->left = 1;
-    int failed = sc_engine_failed(e, sc_engine_note(e, NOTE_LEAVE));
+    /* a step cut short (a relearn): its fused buffers are not lost */
+    int failed = sc_engine_failed(e, sc_fusion_deposit_staged(e, -1));
+    failed = failed || sc_engine_failed(e, sc_engine_note(e, NOTE_LEAVE));
     pthread_mutex_lock(&e->mu);
     if (failed) e->quit = 1;   /* nobody will send this engine its STOP: do not wait for it */
     pthread_cond_signal(&e->cv_engine);
@@ -406,9 +424,15 @@ void sc_engine_leave(sc_engine *e, sc_engine_stats *out, sc_leftover_fn leftover
     }
     e->stats.relaxed = e->relaxed;
     if (out) *out = e->stats;
-    for (int s = 0; leftover && s < e->nslots; s++)
-        if (e->slots[s].inbox_rounds > 0)
-            leftover(ctx, s, e->slots[s].inbox, e->slots[s].bytes);
+    /* per user slot: its own rounds and its part of its group's */
+    for (int s = 0; leftover && s < e->nuser; s++) {
+        sc_slot *sl = &e->slots[s];
+        int fused = sl->fuse >= 0 && sl->fused_rounds > 0;
+        if (sl->inbox_rounds <= 0 && !fused) continue;
+        if (sl->inbox_rounds <= 0) memset(sl->inbox, 0, sl->bytes);
+        if (fused) sc_fusion_take(e, sl, sl->inbox, 1);
+        leftover(ctx, s, sl->inbox, sl->bytes);
+    }
     sc_engine_free(e);
 }
 

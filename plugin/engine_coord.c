@@ -387,6 +387,7 @@ void sc_coordinator_loop(sc_engine *e)
                 int s = (rr + i) % e->nslots;
                 double w;
                 rules.slot = s;
+                rules.drain = sc_exact_mode(mode) && e->slots[s].nmembers > 0;
                 if (sc_round_verdict(&e->slots[s].track, &rules, t, &w) != SC_CLOSE) {
                     if (w > 0 && (wake < 0 || w < wake)) wake = w;
                     continue;

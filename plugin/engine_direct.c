@@ -147,7 +147,7 @@ static void serve_one(sc_engine *e)
         if (PMPI_Bcast(&cmd, 1, MPI_LONG, e->coord, e->ctrl) != MPI_SUCCESS || cmd == CMD_STOP) break;
         if (obey(e, cmd, &back) != MPI_SUCCESS || back) break;   /* rounds again: the engine thread takes part for this rank */
         int rc = MPI_SUCCESS;
-        for (int s = 0; s < e->nslots && rc == MPI_SUCCESS; s++) {
+        for (int s = 0; s < e->nuser && rc == MPI_SUCCESS; s++) {   /* the steps' calls: user slots */
             sc_slot *sl = &e->slots[s];
             rc = e->direct_mode == SC_MODE_HIER
                      ? sc_hier_allreduce(&e->direct_hier, e->direct_comm, sc_rt.policy.group_size, zeros, sink, (int)sl->count, sl->dt)

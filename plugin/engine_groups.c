@@ -324,6 +324,7 @@ static int receive_results(sc_engine *e)
         pthread_mutex_lock(&e->mu);
         sc_sum_into(sl->inbox, e->res_buf, (size_t)sl->count, sl->dk);
         sl->inbox_rounds++;
+        if (sl->nmembers) sc_fusion_landed(e, sl);
         if (h[CR_INCL] > sl->included_self) sl->included_self = h[CR_INCL];
         drop_included(sl, sl->included_self);
         sc_nb_ready(e, sl);

@@ -9,6 +9,7 @@
  *   engine_decide.c  membership and mode decisions
  *   engine_probe.c   the link probe
  *   engine_stall.c   the stall watchdog
+ *   engine_fusion.c  small tensors fused into group slots
  * Not part of the plugin's interface. */
 #ifndef STARCOLL_ENGINE_INTERNAL_H
 #define STARCOLL_ENGINE_INTERNAL_H
@@ -81,6 +82,16 @@ typedef struct sc_slot {
      * later call on the slot waits for it), and the deposit count it needs. */
     sc_nb_call *nb;
     long nb_need;
+    /* Fusion (engine_fusion.c).  A small tensor's slot (a member) names
+     * its group slot and its place in it; rounds of the group land in the
+     * group's inbox, which each member takes its part of. */
+    int fuse;                  /* member: the group slot; -1 not fused */
+    size_t fuse_off;           /* member: byte offset in the group's buffers */
+    long fused_rounds;         /* member, under mu: group rounds in its part not yet returned */
+    int *members;              /* group: its member slots, in step order */
+    int nmembers;              /* group: 0 for every other slot */
+    void *stage;               /* group, application thread: this step's fused buffers */
+    int staged;                /* group, application thread: stage holds something */
     /* engine thread only */
     void *scratch;             /* the round buffer */
     sc_track track;            /* coordinator only */
@@ -114,7 +125,8 @@ struct sc_engine {
     pthread_mutex_t mu;
     pthread_cond_t cv_main;    /* a round completed */
     pthread_cond_t cv_engine;  /* a deposit or a leave happened */
-    int nslots;
+    int nslots;                /* user slots, then the fusion groups' */
+    int nuser;                 /* the pattern's slots (identity.h) */
     sc_slot *slots;
     /* under mu: what the application thread reads */
     sc_mode mode;              /* mode of the rounds now */
@@ -212,6 +224,23 @@ double sc_sampled_sqnorm(const void *buf, long count, sc_dkind dk);
  * ready with their result, the others with rc). */
 void sc_nb_ready(sc_engine *e, sc_slot *sl);
 void sc_nb_fail_all(sc_engine *e, int rc);
+
+/* engine_fusion.c: small tensors fused into group slots */
+/* Group slots for the pattern's small slots (user slots 0..nuser-1 are
+ * set); appends them to e->slots and sets e->nslots.  0, or -1 out of memory. */
+int sc_fusion_plan(sc_engine *e);
+/* A call on a member slot outside direct steps (engine.h, sc_engine_call);
+ * *own: not done, the caller runs it on the member's own slot (exact mode). */
+int sc_fusion_call(sc_engine *e, int slot, long pos, const void *sendbuf, void *recvbuf, int exact, int *own);
+/* mu held: a member's part of its group's rounds, into buf (add: summed
+ * in, else copied; nothing there: zeros when copied) and cleared. */
+void sc_fusion_take(sc_engine *e, sc_slot *sl, void *buf, int add);
+/* Leaving: what is staged goes in a last group deposit. */
+int sc_fusion_deposit_staged(sc_engine *e, long pos);
+/* Engine thread, mu held: a round of group slot s landed in its inbox. */
+void sc_fusion_landed(sc_engine *e, sc_slot *g);
+/* Deposit bookkeeping shared with engine_caller.c (mu held). */
+sc_deposit *sc_deposit_get(sc_slot *sl);
 
 /* engine_groups.c */
 int sc_groups_init(sc_engine *e);

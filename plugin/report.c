@@ -11,7 +11,7 @@
 /* Per-row fields reduced with MPI_SUM, then with MPI_MAX. */
 enum { F_ELIG, F_PASS, F_BYTES, F_TIME, F_MODE0, F_SIZE = F_MODE0 + SC_NMODES, F_INST, F_RANKS,
        F_STEPS, F_ROUNDS, F_FRESH, F_LATE, F_STALE, F_WAIT, F_CHILD, F_XCALLS, F_XTIME, F_COMPUTE, F_RELAXED,
-       F_NEGMINFRESH, F_LEARN, F_AMBIG, F_STRAY, F_RELEARN, F_FAILED, F_CARRY, F_NB, F_OVERLAP, F_WHY0,
+       F_NEGMINFRESH, F_LEARN, F_AMBIG, F_STRAY, F_RELEARN, F_FAILED, F_CARRY, F_NB, F_OVERLAP, F_FUSED, F_WHY0,
        F_N = F_WHY0 + SC_ELIG_NREASONS_MAX };
 
 static void pack(double *sum, double *max)
@@ -47,6 +47,7 @@ static void pack(double *sum, double *max)
         o[F_CARRY] = s->carries_left;
         o[F_NB] = s->nonblocking;
         o[F_OVERLAP] = s->overlapped;
+        o[F_FUSED] = s->fused_calls;
         for (int k = 0; k < SC_ELIG_NREASONS_MAX; k++) o[F_WHY0 + k] = s->why_not[k];
         memcpy(m, o, sizeof(double) * F_N);
     }
@@ -73,6 +74,10 @@ static void write_tolerant(FILE *f, const double *sum, const double *max)
         fprintf(f, "%4d %7.0f %8.0f %11.2f %10.0f %10.0f %11.0f %10.3f %15.3f\n", r, s[F_STEPS] / ranks,
                 s[F_ROUNDS] / ranks, s[F_FRESH] / s[F_ROUNDS], s[F_LATE], m[F_STALE], s[F_CHILD],
                 s[F_WAIT] / ranks, avoided);
+        if (s[F_FUSED] > 0)
+            fprintf(f, "@ comm %d: %.1f small-tensor calls per step rode in fused rounds (under STARCOLL_FUSE_BYTES;"
+                       " each returns its tensor's sum one step late)\n",
+                    r, s[F_STEPS] > 0 ? s[F_FUSED] / s[F_STEPS] : 0);
         double per_step = s[F_STEPS] > 0 ? s[F_XCALLS] / s[F_STEPS] : 0;
         if (per_step >= 0.5)
             fprintf(f, "@ comm %d: %.1f exact MPI_Allreduce per step (ineligible or off the pattern, e.g. a loss or metric)"

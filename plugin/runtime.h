@@ -17,7 +17,7 @@ typedef struct sc_stats {
     double instances;      /* communicators folded into this row on this rank */
     /* tolerant modes */
     double steps;          /* steps (slot-0 calls) run through the engine */
-    double rounds, fresh_sum, late_calls, max_stale, wait_s, child_rounds;
+    double rounds, fresh_sum, late_calls, max_stale, wait_s, child_rounds, fused_calls;
     double exact_in_tolerant, exact_in_tolerant_s;  /* pass-through calls while tolerant, and their time */
     double compute_s;      /* time outside the library between eligible calls while tolerant */
     double relaxed, min_fresh;

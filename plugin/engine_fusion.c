@@ -1,0 +1,267 @@
+/* Fused rounds: a step's small tensors in a few rounds instead of one each.
+ *
+ * A blocking call that waits for its own round cannot share that round
+ * with tensors the code reduces after it returns.  So the small tensors of
+ * a tolerant step (the members, under STARCOLL_FUSE_BYTES) do not wait:
+ * each call copies its buffer into its place in a group's staging buffer
+ * and returns its part of the group rounds completed since its previous
+ * call; the last member of the step deposits the group buffer, without
+ * waiting, as one deposit on the group's own slot, whose rounds follow the
+ * rules of every other slot (quorum, staleness, children, hot swap).  A
+ * member's sum thus comes one step late, as a late rank's does, and a
+ * step's first fused calls return zeros; nothing is lost or doubled (each
+ * member's part of a group round goes to that member alone: tensors never
+ * mix), and a flush delivers everything.
+ *
+ * Counts stay program points, as the round rules want for a flush: every
+ * member call in rounds counts once on its own slot and once on the group
+ * (deposits skip the numbers of calls that made none).
+ *   - exact mode (rounds): members reduce on their own slots, exact; what
+ *     is staged goes in a group deposit first, and the coordinator drains
+ *     such leftovers without waiting for the others (engine_coord.c);
+ *   - flush (MPI_Pcontrol(2), or (0)): the member's buffer goes in a group
+ *     deposit of its own that is a flush, and the call waits for it: the
+ *     flush round holds every rank's group deposits up to this call, so
+ *     every rank's buffer of this tensor, and everything before;
+ *   - direct steps: plain collectives per member (engine_direct.c), plus
+ *     any group round left from before. */
+#include "engine_internal.h"
+#include <stdlib.h>
+#include <string.h>
+#include "kernels.h"
+#include "runtime.h"
+
+enum { SC_FUSE_GROUP_MAX = 4 << 20 };   /* bytes of one group buffer */
+
+int sc_fusion_plan(sc_engine *e)
+{
+    int L = e->nuser;
+    size_t limit = sc_rt.policy.fuse_bytes;
+    e->nslots = L;
+    for (int s = 0; s < L; s++) e->slots[s].fuse = -1;
+    if (limit == 0) return 0;
+    /* Per element kind, members in step order into groups of at most
+     * SC_FUSE_GROUP_MAX bytes; a group of one is no group. */
+    for (int dk = 0; dk < 2; dk++) {
+        int g = -1;
+        size_t used = 0;
+        for (int s = 0; s < L; s++) {
+            sc_slot *sl = &e->slots[s];
+            if ((int)sl->dk != dk || sl->bytes >= limit) continue;
+            if (g < 0 || used + sl->bytes > SC_FUSE_GROUP_MAX) {
+                g = e->nslots++;
+                used = 0;
+                sc_slot *gs = &e->slots[g];
+                memset(gs, 0, sizeof *gs);
+                gs->fuse = -1;
+                gs->dk = sl->dk;
+                gs->dt = sl->dt;
+                if (!(gs->members = malloc(sizeof(int) * (size_t)L))) return -1;
+            }
+            sc_slot *gs = &e->slots[g];
+            sl->fuse = g;
+            sl->fuse_off = used;
+            used += sl->bytes;
+            gs->members[gs->nmembers++] = s;
+            gs->bytes = used;
+            gs->count = (long)(used / sc_dkind_size(gs->dk));
+        }
+    }
+    /* groups of one member: back to a round of its own */
+    for (int g = L; g < e->nslots; g++)
+        if (e->slots[g].nmembers == 1) e->slots[e->slots[g].members[0]].fuse = -1;
+    int n = L;
+    for (int g = L; g < e->nslots; g++) {
+        sc_slot *gs = &e->slots[g];
+        if (gs->nmembers < 2) {
+            free(gs->members);
+            continue;
+        }
+        if (n != g) {
+            e->slots[n] = *gs;
+            for (int i = 0; i < gs->nmembers; i++) e->slots[gs->members[i]].fuse = n;
+        }
+        memset(&e->slots[n].track, 0, sizeof e->slots[n].track);
+        n++;
+    }
+    e->nslots = n;
+    for (int g = L; g < e->nslots; g++) {
+        sc_slot *gs = &e->slots[g];
+        gs->inbox = calloc(1, gs->bytes);
+        gs->scratch = malloc(gs->bytes);
+        gs->stage = calloc(1, gs->bytes);
+        if (!gs->inbox || !gs->scratch || !gs->stage) return -1;
+        if (e->rank == e->coord && sc_track_init(&gs->track, e->n) != 0) return -1;
+    }
+    return 0;
+}
+
+void sc_fusion_take(sc_engine *e, sc_slot *sl, void *buf, int add)
+{
+    sc_slot *g = &e->slots[sl->fuse];
+    char *part = (char *)g->inbox + sl->fuse_off;
+    if (sl->fused_rounds > 0) {
+        if (add) sc_sum_into(buf, part, (size_t)sl->count, sl->dk);
+        else memcpy(buf, part, sl->bytes);
+        memset(part, 0, sl->bytes);
+    } else if (!add) {
+        memset(buf, 0, sl->bytes);
+    }
+    sl->fused_rounds = 0;
+}
+
+void sc_fusion_landed(sc_engine *e, sc_slot *g)
+{
+    for (int i = 0; i < g->nmembers; i++) e->slots[g->members[i]].fused_rounds++;
+    g->inbox_rounds = 0;   /* members take their parts; the group's inbox is never returned whole */
+}
+
+/* A deposit of the group's stage, numbered `need` (the group's call count
+ * now), then cleared.  mu not held; returns the deposit's announce status. */
+static int deposit_group(sc_engine *e, sc_slot *g, int gslot, long need, long flags, long pos)
+{
+    pthread_mutex_lock(&e->mu);
+    sc_deposit *d = sc_deposit_get(g);
+    pthread_mutex_unlock(&e->mu);
+    if (!d) return MPI_ERR_NO_MEM;
+    memcpy(d->buf, g->stage, g->bytes);
+    memset(g->stage, 0, g->bytes);
+    g->staged = 0;
+    pthread_mutex_lock(&e->mu);
+    d->idx = need - 1;
+    d->upto = need;
+    d->sent = 0;
+    d->pos = pos;
+    d->flags = flags;
+    d->next = NULL;
+    if (g->tail) g->tail->next = d;
+    else g->head = d;
+    g->tail = d;
+    int announce = e->my_parent < 0;   /* a child's deposits go through its engine to the parent */
+    pthread_cond_signal(&e->cv_engine);
+    pthread_mutex_unlock(&e->mu);
+    if (!announce) return MPI_SUCCESS;
+    long note[NOTE_LEN] = {NOTE_DEPOSIT, gslot, need, flags, -1, pos};
+    return PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+}
+
+int sc_fusion_deposit_staged(sc_engine *e, long pos)
+{
+    int rc = MPI_SUCCESS;
+    for (int s = e->nuser; s < e->nslots && rc == MPI_SUCCESS; s++) {
+        sc_slot *g = &e->slots[s];
+        if (!g->staged) continue;
+        pthread_mutex_lock(&e->mu);
+        long need = g->calls;   /* the staged calls counted already */
+        pthread_mutex_unlock(&e->mu);
+        rc = deposit_group(e, g, s, need, 0, pos);
+    }
+    return rc;
+}
+
+/* As a tolerant call does (DESIGN.md): a member returns the group rounds
+ * completed since its previous call; when none has and this rank's last
+ * group deposit is not in yet, it waits for the round holding it.  So a
+ * rank never has more than a step's group deposits outstanding, and a
+ * step of small tensors alone is paced by the quorum like any other.  The
+ * coordinator learns of the wait (the deposit announced again, now
+ * waited for), so rounds elsewhere do not count on this rank meanwhile. */
+static int wait_for_a_round(sc_engine *e, sc_slot *sl, int gslot)
+{
+    sc_slot *g = &e->slots[gslot];
+    pthread_mutex_lock(&e->mu);
+    int wait = g->head && sl->fused_rounds == 0 && !e->error && !e->stopped;
+    long count = g->tail ? g->tail->upto : 0, pos = g->tail ? g->tail->pos : -1;
+    int announce = wait && e->my_parent < 0;
+    if (wait) e->waiting_slot = gslot;
+    pthread_mutex_unlock(&e->mu);
+    if (!wait) return MPI_SUCCESS;
+    int rc = MPI_SUCCESS;
+    if (announce) {
+        long note[NOTE_LEN] = {NOTE_DEPOSIT, gslot, count, NOTE_WAITS, -1, pos};
+        rc = PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+    }
+    if (sc_engine_away_hook) sc_engine_away_hook(e, 1);
+    pthread_mutex_lock(&e->mu);
+    e->main_waiting++;
+    double t0 = sc_now();
+    while (rc == MPI_SUCCESS && g->head && sl->fused_rounds == 0 && !e->stopped && !e->error)
+        pthread_cond_wait(&e->cv_main, &e->mu);
+    e->main_waiting--;
+    e->waiting_slot = -1;
+    e->stats.wait_s += sc_now() - t0;
+    if (rc == MPI_SUCCESS && e->error) rc = e->error;
+    pthread_mutex_unlock(&e->mu);
+    if (sc_engine_away_hook) sc_engine_away_hook(e, 0);
+    return rc;
+}
+
+int sc_fusion_call(sc_engine *e, int slot, long pos, const void *sendbuf, void *recvbuf, int exact, int *own)
+{
+    sc_slot *sl = &e->slots[slot];
+    int gslot = sl->fuse;
+    sc_slot *g = &e->slots[gslot];
+    const void *mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    pthread_mutex_lock(&e->mu);
+    int flush = exact || sl->flush_next;
+    int exact_mode = sc_exact_mode(e->mode);
+    *own = exact_mode && !flush;
+    if (*own) {   /* the caller runs it on its own slot (see the top), after what is staged */
+        long count = ++g->calls;
+        pthread_mutex_unlock(&e->mu);
+        return g->staged ? deposit_group(e, g, gslot, count, 0, pos) : MPI_SUCCESS;
+    }
+    pthread_mutex_unlock(&e->mu);
+
+    /* before the result is written: MPI_IN_PLACE */
+    memcpy((char *)g->stage + sl->fuse_off, mine, sl->bytes);
+    g->staged = 1;
+    pthread_mutex_lock(&e->mu);
+    sl->flush_next = 0;
+    sl->calls++;
+    long need = ++g->calls;
+    int last = g->members[g->nmembers - 1] == slot;
+    pthread_mutex_unlock(&e->mu);
+    int rc = MPI_SUCCESS;
+    if (!flush) {
+        rc = wait_for_a_round(e, sl, gslot);
+        if (last && rc == MPI_SUCCESS) rc = deposit_group(e, g, gslot, need, 0, pos);
+        pthread_mutex_lock(&e->mu);
+        sc_fusion_take(e, sl, recvbuf, 0);
+        if (sl->inbox_rounds > 0) {   /* rounds of its own slot (an exact spell's) */
+            sc_sum_into(recvbuf, sl->inbox, (size_t)sl->count, sl->dk);
+            memset(sl->inbox, 0, sl->bytes);
+            sl->inbox_rounds = 0;
+        }
+        e->stats.fused_calls++;
+        if (rc == MPI_SUCCESS && e->error) rc = e->error;
+        pthread_mutex_unlock(&e->mu);
+        return rc;
+    }
+    /* A flush: this call's group deposit is a flush, and it waits. */
+    pthread_mutex_lock(&e->mu);
+    e->waiting_slot = gslot;
+    pthread_mutex_unlock(&e->mu);
+    rc = deposit_group(e, g, gslot, need, NOTE_FLUSH | NOTE_WAITS | (exact_mode ? NOTE_EXACT : 0), pos);
+    if (sc_engine_away_hook) sc_engine_away_hook(e, 1);
+    pthread_mutex_lock(&e->mu);
+    e->main_waiting++;
+    double t0 = sc_now();
+    while (rc == MPI_SUCCESS && g->included_self < need && !e->stopped && !e->error) pthread_cond_wait(&e->cv_main, &e->mu);
+    e->main_waiting--;
+    e->waiting_slot = -1;
+    e->stats.wait_s += sc_now() - t0;
+    pthread_mutex_unlock(&e->mu);
+    if (sc_engine_away_hook) sc_engine_away_hook(e, 0);
+    pthread_mutex_lock(&e->mu);
+    if (rc == MPI_SUCCESS && e->error) rc = e->error;
+    if (rc == MPI_SUCCESS && g->included_self < need) rc = MPI_ERR_OTHER;
+    sc_fusion_take(e, sl, recvbuf, 0);
+    if (sl->inbox_rounds > 0) {
+        sc_sum_into(recvbuf, sl->inbox, (size_t)sl->count, sl->dk);
+        memset(sl->inbox, 0, sl->bytes);
+        sl->inbox_rounds = 0;
+    }
+    pthread_mutex_unlock(&e->mu);
+    return rc;
+}
