@@ -87,6 +87,9 @@ void sc_engine_flush_next(sc_engine *e);
 
 /* The mode rounds currently run in (changes only at round boundaries). */
 sc_mode sc_engine_mode(sc_engine *e);
+/* The steps run direct (plain collectives, no rounds): the same on every
+ * rank at every program point between two eligible calls (engine_direct.c). */
+int sc_engine_direct(sc_engine *e);
 
 /* This rank is about to block in a call outside e's rounds (away=1), or is
  * back (away=0): e's coordinator neither counts on it nor waits for it.

@@ -387,6 +387,14 @@ sc_mode sc_engine_mode(sc_engine *e)
     return m;
 }
 
+int sc_engine_direct(sc_engine *e)
+{
+    pthread_mutex_lock(&e->mu);
+    int d = e->direct;
+    pthread_mutex_unlock(&e->mu);
+    return d;
+}
+
 sc_away_fn sc_engine_away_hook;
 
 int sc_engine_note(sc_engine *e, long kind)
@@ -399,6 +407,10 @@ void sc_engine_away(sc_engine *e, int away, int what)
 {
     if (e->left) return;
     sc_stall_app(e, away ? SC_APP_AWAY : SC_APP_COMPUTING, -1, -1, what);
+    /* Direct steps have no rounds to keep from waiting: no notice, which
+     * would only wake the coordinator's engine thread twice a call (the
+     * going back to rounds resets what the coordinator knows anyway). */
+    if (sc_engine_direct(e)) return;
     sc_engine_failed(e, sc_engine_note(e, away ? NOTE_AWAY : NOTE_BACK));
 }
 

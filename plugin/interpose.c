@@ -206,7 +206,8 @@ static int blocking_allreduce(const void *sendbuf, void *recvbuf, int count, MPI
 static int exact_beside_engine(const sc_comm *cs, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                                MPI_Comm comm)
 {
-    if (!cs->engine) return blocking_allreduce(sendbuf, recvbuf, count, dt, op, comm);
+    /* direct steps: no rounds to serve, and every rank is direct here alike */
+    if (!cs->engine || sc_engine_direct(cs->engine)) return blocking_allreduce(sendbuf, recvbuf, count, dt, op, comm);
     sc_comm_away(NULL, 1, SC_AWAY_ALLREDUCE);
     MPI_Request req;
     int rc = PMPI_Ibarrier(comm, &req);
