@@ -183,38 +183,39 @@ static void away_hook(sc_engine *waiting_in, int away)
 /* An exact all-reduce by the application's thread.  While tolerant
  * engines run, their coordinators are told this rank is away, so no round
  * waits for it meanwhile (which could wait forever: the ranks it needs may
- * be the ones blocked here). */
-static int blocking_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+ * be the ones blocked here).
+ *
+ * meet_first: every rank waits at a nonblocking barrier first, sleeping
+ * between tests.  Open MPI's blocking calls poll, and a rank polling there
+ * while the others still finish their step takes the core its engine
+ * thread needs to serve their rounds (polite_wait.h).  The all-reduce
+ * stays PMPI_Allreduce, bitwise what it gives without starcoll.  The
+ * barrier must be on every rank or none: see meets_first. */
+static int blocking_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                              int meet_first)
 {
     int engines = sc_comm_engines_here();
     if (engines) sc_comm_away(NULL, 1, SC_AWAY_ALLREDUCE);
-    int rc = PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
+    int rc = MPI_SUCCESS;
+    if (meet_first) {
+        MPI_Request req;
+        rc = PMPI_Ibarrier(comm, &req);
+        if (rc == MPI_SUCCESS) rc = sc_polite_wait(&req, MPI_STATUS_IGNORE);
+    }
+    if (rc == MPI_SUCCESS) rc = PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
     if (engines) sc_comm_away(NULL, 0, SC_AWAY_ALLREDUCE);
     return rc;
 }
 
-/* An ineligible call (a loss, a metric) on a communicator whose tolerant
- * engine runs: every rank waits at a nonblocking barrier, sleeping between
- * tests, before the exact all-reduce itself.  Open MPI's blocking calls
- * poll, and a rank polling there while the others still finish their
- * step takes the core its engine thread needs to serve their rounds
- * (polite_wait.h).  The all-reduce stays PMPI_Allreduce, bitwise what it
- * gives without starcoll; the barrier is on every rank or none (the
- * engine's start and stop are agreed on).  Not for a call that clashed
- * with another thread's on the communicator: only that rank saw the
- * clash, and an extra collective there would pair with the others' next. */
-static int exact_beside_engine(const sc_comm *cs, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-                               MPI_Comm comm)
+/* An ineligible call (a loss, a metric) beside its communicator's engine
+ * rounds meets first (blocking_allreduce).  Every rank decides alike: the
+ * engine's start and stop are agreed on, and direct steps (no rounds to
+ * serve) hold on every rank at the same program points.  Not a call that
+ * clashed with another thread's on the communicator: only this rank saw
+ * the clash, and an extra collective here would pair with the others' next. */
+static int meets_first(const sc_comm *cs, sc_elig e)
 {
-    /* direct steps: no rounds to serve, and every rank is direct here alike */
-    if (!cs->engine || sc_engine_direct(cs->engine)) return blocking_allreduce(sendbuf, recvbuf, count, dt, op, comm);
-    sc_comm_away(NULL, 1, SC_AWAY_ALLREDUCE);
-    MPI_Request req;
-    int rc = PMPI_Ibarrier(comm, &req);
-    if (rc == MPI_SUCCESS) rc = sc_polite_wait(&req, MPI_STATUS_IGNORE);
-    if (rc == MPI_SUCCESS) rc = PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
-    sc_comm_away(NULL, 0, SC_AWAY_ALLREDUCE);
-    return rc;
+    return e != SC_ELIG_THREAD && cs->engine && !sc_engine_direct(cs->engine);
 }
 
 /* ---- which tensor a call is (identity.h, agree.h) ------------------------ */
@@ -394,7 +395,7 @@ static int learning_call(sc_comm *cs, const sc_call_key *k, const sc_user_call *
                           "disagree; without starcoll this would hang or fail with MPI_ERR_TRUNCATE); not reduced, and "
                           "it does not count", cs->size - others, cs->size);
     cs->row->learning_calls += k->eligible;
-    rc = blocking_allreduce(c->sendbuf, c->recvbuf, c->count, c->dt, c->op, cs->comm);
+    rc = blocking_allreduce(c->sendbuf, c->recvbuf, c->count, c->dt, c->op, cs->comm, 0);
     if (out == SC_LEARN_DONE) adopt_pattern(cs);
     return rc;
 }
@@ -508,7 +509,7 @@ static int tolerant_allreduce(sc_comm *cs, const sc_user_call *c, sc_dkind dk, s
         if (v == SC_OFF_STRAY) {   /* every rank makes it: exact, and the pattern stays */
             cs->row->stray_calls += 1;
             return cs->engine ? sc_engine_off_done(cs->engine, c)
-                              : blocking_allreduce(c->sendbuf, c->recvbuf, c->count, c->dt, c->op, cs->comm);
+                              : blocking_allreduce(c->sendbuf, c->recvbuf, c->count, c->dt, c->op, cs->comm, 0);
         }
         if (cs->engine) sc_engine_off_done(cs->engine, NULL);
         else {
@@ -635,8 +636,7 @@ static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count,
         if (ineligible_learning(cs, &call, shape.dkind, &k, t0))
             rc = finished_request(request, learning_call(cs, &k, &call, shape.dkind));
         else if (request) rc = PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
-        else if (e == SC_ELIG_THREAD) rc = blocking_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-        else rc = exact_beside_engine(cs, sendbuf, recvbuf, count, datatype, op, comm);
+        else rc = blocking_allreduce(sendbuf, recvbuf, count, datatype, op, comm, meets_first(cs, e));
         cs->last_any_exit = PMPI_Wtime();
         double dt = cs->last_any_exit - t0;
         cs->row->passthrough += 1;
