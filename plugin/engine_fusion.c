@@ -33,6 +33,24 @@
 
 enum { SC_FUSE_GROUP_MAX = 4 << 20 };   /* bytes of one group buffer */
 
+/* The pattern is copies of a shorter sequence of shapes.  A real step has
+ * tensors of its own at its ends (a first layer, a head, a norm), so such a
+ * pattern is more likely two steps learned as one: each tensor then has a
+ * slot in each half, and a one-step flush reaches only one of them, which
+ * a member's result, always a step late, cannot afford. */
+static int repeats_shorter(const sc_engine *e)
+{
+    int L = e->nuser;
+    for (int p = 1; p <= L / 2; p++) {
+        if (L % p) continue;
+        int same = 1;
+        for (int s = p; s < L && same; s++)
+            same = e->slots[s].count == e->slots[s % p].count && e->slots[s].dk == e->slots[s % p].dk;
+        if (same) return p;
+    }
+    return 0;
+}
+
 int sc_fusion_plan(sc_engine *e)
 {
     int L = e->nuser;
@@ -40,6 +58,13 @@ int sc_fusion_plan(sc_engine *e)
     e->nslots = L;
     for (int s = 0; s < L; s++) e->slots[s].fuse = -1;
     if (limit == 0) return 0;
+    int p = repeats_shorter(e);
+    if (p) {
+        if (sc_rt.policy.verbose >= 1)
+            sc_say(SC_SAY_ENGINE, 0, "starcoll: the learned step of %d calls repeats one of %d; its small tensors get a "
+                   "round each, not fused rounds (README, \"Fused rounds\")", L, p);
+        return 0;
+    }
     /* Per element kind, members in step order into groups of at most
      * SC_FUSE_GROUP_MAX bytes; a group of one is no group. */
     for (int dk = 0; dk < 2; dk++) {

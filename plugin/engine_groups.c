@@ -140,9 +140,14 @@ int sc_groups_apply(sc_engine *e, const long *parent, long epoch, const long *in
         sc_slot *sl = &e->slots[s];
         drop_included(sl, included[s]);   /* a waiting caller still waits for the result */
         for (sc_deposit *d = sl->head; d; d = d->next) d->sent = 0;
-        if (e->my_parent < 0 && sl->head && sl->calls > sl->included_self && sl->calls > included[s]) {
+        /* The count of the last deposit made, not of the calls: a fused
+         * member's call counts before its group deposit exists
+         * (engine_fusion.c), and a count announced ahead of its deposit
+         * would pass for included and be dropped at the next change. */
+        long last = sl->tail ? sl->tail->upto : 0;
+        if (e->my_parent < 0 && sl->head && last > sl->included_self && last > included[s]) {
             long flags = (sl->tail->flags & NOTE_KIND_FLAGS) | (e->waiting_slot == s || sl->nb ? NOTE_WAITS : 0);
-            long calls = sl->calls, pos = sl->tail->pos;
+            long calls = last, pos = sl->tail->pos;
             pthread_mutex_unlock(&e->mu);
             announce(e, s, calls, flags, -1, pos);
             pthread_mutex_lock(&e->mu);
