@@ -44,6 +44,7 @@
  *         below 16384), so the small tensors keep their real sizes. */
 #include <mpi.h>
 #include "mpi_check.h"
+#include "tensor_list.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -205,33 +206,6 @@ static void one_step(state *st, int s, int zero, int *loss_ok)
     }
 }
 
-/* The gradients of a model file in backward order; -1 when unreadable. */
-static int read_model(const char *path, long scale)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    char line[512];
-    int n = 0;
-    long c;
-    while (fgets(line, sizeof line, f)) {
-        char name[256];
-        if (line[0] == '#' || sscanf(line, "%255s %ld", name, &c) != 2) continue;
-        if (n == MAX_TENSORS || c <= 0) {
-            n = -1;
-            break;
-        }
-        if (c > 16384) c = c / scale > 16384 ? c / scale : 16384;
-        counts[n++] = c;
-    }
-    fclose(f);
-    for (int i = 0; i < n / 2; i++) {   /* backward order */
-        long t = counts[i];
-        counts[i] = counts[n - 1 - i];
-        counts[n - 1 - i] = t;
-    }
-    return n;
-}
-
 static int parse_counts(const char *s)
 {
     int n = 0;
@@ -314,7 +288,7 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--comm-thread")) continue;   /* seen above */
         else ntensors = -1;
     }
-    if (model) ntensors = read_model(model, scale > 0 ? scale : 1);
+    if (model) ntensors = tensor_list_read(model, scale, counts, MAX_TENSORS);
     int known = !strcmp(loop, "fresh") || !strcmp(loop, "moving") || !strcmp(loop, "own") || !strcmp(loop, "staging");
     if (ntensors < 1 || !known) {
         if (rank == 0) fprintf(stderr, "starcoll_loops: bad arguments (see the comment at the top of starcoll_loops.c)\n");
