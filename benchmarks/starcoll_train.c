@@ -19,6 +19,7 @@
 #include "train_mlp.h"
 #include "train_opts.h"
 #include "train_rng.h"
+#include "tensor_list.h"
 
 #include <errno.h>
 #include <math.h>
@@ -83,6 +84,11 @@ typedef struct run_state {
     float *grad[TRAIN_MLP_MAX_LAYERS];
     int grad_count[TRAIN_MLP_MAX_LAYERS];  /* floats sent per layer */
     size_t stop_slot;                      /* index of the vote in grad[0] */
+    /* --shape: the layers' gradients, last layer first, at the start of
+     * one buffer reduced as a model's tensors (zeros past them) */
+    float *flat;
+    long shape_count[4096];
+    int nshape;
     FILE *csv;
 } run_state;
 
@@ -90,6 +96,7 @@ static void run_free(run_state *r)
 {
     for (int l = 0; l < TRAIN_MLP_MAX_LAYERS; l++)
         free(r->grad[l]);
+    free(r->flat);
     train_mlp_free(&r->mlp);
     train_data_free(&r->all);
     train_data_free(&r->train);
@@ -175,6 +182,29 @@ static int build(const train_opts *o, int rank, int nranks, run_state *r,
             return -1;
         }
     }
+    if (o->shape[0]) {
+        if (o->pad_bytes) {
+            snprintf(err, errlen, "--shape and --pad-bytes: choose one (both set the bytes a step reduces)");
+            return -1;
+        }
+        r->nshape = tensor_list_read(o->shape, o->shape_scale, r->shape_count, 4096);
+        if (r->nshape <= 0) {
+            snprintf(err, errlen, "--shape %s: not a readable .tensors file of at most 4096 tensors", o->shape);
+            return -1;
+        }
+        size_t total = 0, need = 0;
+        for (int i = 0; i < r->nshape; i++) total += (size_t)r->shape_count[i];
+        for (int l = 0; l < r->mlp.nlayers; l++) need += (size_t)r->grad_count[l];
+        if (total < need) {
+            snprintf(err, errlen, "--shape %s: its tensors hold %zu floats (after --shape-scale), fewer than the "
+                     "MLP's %zu", o->shape, total, need);
+            return -1;
+        }
+        if (!(r->flat = calloc(total, sizeof(float)))) {
+            snprintf(err, errlen, "out of memory for the %zu-float --shape buffer", total);
+            return -1;
+        }
+    }
     if (rank == 0 && o->csv[0]) {
         r->csv = fopen(o->csv, "w");
         if (!r->csv) {
@@ -184,6 +214,27 @@ static int build(const train_opts *o, int rank, int nranks, run_state *r,
         fprintf(r->csv, "time_s,step,accuracy,loss\n");
     }
     return 0;
+}
+
+/* --shape: the gradients, last layer first, into one buffer reduced
+ * tensor by tensor in the model's backward order, and back. */
+static void reduce_shaped(run_state *r)
+{
+    size_t off = 0;
+    for (int l = r->mlp.nlayers - 1; l >= 0; l--) {
+        memcpy(r->flat + off, r->grad[l], (size_t)r->grad_count[l] * sizeof(float));
+        off += (size_t)r->grad_count[l];
+    }
+    off = 0;
+    for (int i = 0; i < r->nshape; i++) {
+        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, r->flat + off, (int)r->shape_count[i], MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+        off += (size_t)r->shape_count[i];
+    }
+    off = 0;
+    for (int l = r->mlp.nlayers - 1; l >= 0; l--) {
+        memcpy(r->grad[l], r->flat + off, (size_t)r->grad_count[l] * sizeof(float));
+        off += (size_t)r->grad_count[l];
+    }
 }
 
 /* Next batch of shard indices, reshuffling the shard at each epoch. */
@@ -279,6 +330,10 @@ int main(int argc, char **argv)
         params += r.mlp.nparam[l];
         bytes += (size_t)r.grad_count[l] * sizeof(float);
     }
+    if (r.flat) {
+        bytes = 0;
+        for (int i = 0; i < r.nshape; i++) bytes += (size_t)r.shape_count[i] * sizeof(float);
+    }
     if (rank == 0) {
         char desc[256];
         printf("train: data=%s samples=%d train=%d test=%d features=%d classes=%d\n",
@@ -315,8 +370,11 @@ int main(int argc, char **argv)
             want_stop = 1;
         r.grad[0][r.stop_slot] = want_stop ? 1.0f : 0.0f;
         /* Backpropagation order: last layer first, as frameworks do. */
-        for (int l = r.mlp.nlayers - 1; l >= 0; l--)
-            MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, r.grad[l], r.grad_count[l], MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+        if (r.flat)
+            reduce_shaped(&r);
+        else
+            for (int l = r.mlp.nlayers - 1; l >= 0; l--)
+                MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, r.grad[l], r.grad_count[l], MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
         train_mlp_apply(&r.mlp, r.grad, scale, (float)o.lr, (float)o.momentum);
         step++;
         if (o.stop_via == TRAIN_STOP_FLAG && r.grad[0][r.stop_slot] > 0.5f)

@@ -90,6 +90,9 @@ void train_opts_usage(const char *prog)
            "  --momentum F         momentum, 0 for plain SGD (default 0.9)\n"
            "  --batch N            samples per rank and step (default 16)\n"
            "  --pad-bytes SIZE     pad each gradient buffer with zeros to SIZE (e.g. 25M)\n"
+           "  --shape FILE         reduce the gradients split into a model's tensors (a .tensors\n"
+           "                       file, benchmarks/models/), in backward order, zeros past the MLP's\n"
+           "  --shape-scale N      that model's tensors over 16384 elements divided by N (default 1)\n"
            "  --compute-ms MS      emulated compute per step, a sleep (default 20)\n"
            "  --straggler SPEC     none, persistent[,rank=R,factor=F], jitter[,sigma=S],\n"
            "                       burst[,period=P,factor=F], onset[,rank=R,start=S,end=E] (default none)\n"
@@ -112,7 +115,7 @@ enum {
     OPT_LAYERS = 1, OPT_LR, OPT_MOMENTUM, OPT_BATCH, OPT_PAD, OPT_COMPUTE,
     OPT_STRAGGLER, OPT_TARGET, OPT_MAX_STEPS, OPT_MAX_SECONDS, OPT_EVAL_EVERY,
     OPT_CSV, OPT_SEED, OPT_DATA, OPT_MODE_LABEL, OPT_SCENARIO_LABEL, OPT_UNEVEN,
-    OPT_STOP_VIA, OPT_VERBOSE, OPT_HELP
+    OPT_STOP_VIA, OPT_VERBOSE, OPT_HELP, OPT_SHAPE, OPT_SHAPE_SCALE
 };
 
 static const struct {
@@ -128,12 +131,14 @@ static const struct {
     {"data", OPT_DATA, 1}, {"mode-label", OPT_MODE_LABEL, 1},
     {"scenario-label", OPT_SCENARIO_LABEL, 1}, {"uneven", OPT_UNEVEN, 0},
     {"stop-via", OPT_STOP_VIA, 1}, {"verbose", OPT_VERBOSE, 0}, {"help", OPT_HELP, 0},
+    {"shape", OPT_SHAPE, 1}, {"shape-scale", OPT_SHAPE_SCALE, 1},
 };
 
 static void set_defaults(train_opts *o)
 {
     memset(o, 0, sizeof *o);
     strcpy(o->layers, "64,128,10");
+    o->shape_scale = 1;
     o->lr = 0.003;
     o->momentum = 0.9;
     o->batch = 16;
@@ -177,6 +182,15 @@ static int apply(train_opts *o, int id, const char *name, const char *v, char *e
         if (train_parse_size(v, &o->pad_bytes) == 0)
             return 0;
         set_err(err, errlen, "--pad-bytes %s: expected a size such as 4096, 64K, 25M or 1G (at most 64G)", v);
+        return -1;
+    case OPT_SHAPE:
+        if (copy_str(o->shape, sizeof o->shape, v) == 0)
+            return 0;
+        break;
+    case OPT_SHAPE_SCALE:
+        if (parse_long(v, 1, 1L << 20, &o->shape_scale) == 0)
+            return 0;
+        set_err(err, errlen, "--shape-scale %s: expected a divisor >= 1", v);
         return -1;
     case OPT_COMPUTE:
         if (parse_double(v, 0, 3.6e6, &o->compute_ms) == 0)

@@ -17,6 +17,8 @@ typedef struct train_opts {
     double momentum;
     int batch;               /* samples per rank and step */
     size_t pad_bytes;        /* each gradient buffer is at least this long */
+    char shape[1024];        /* a .tensors file: the step is reduced as that model's tensors; "" none */
+    long shape_scale;        /* --shape-scale: its tensors over 16384 elements divided by this */
     double compute_ms;       /* emulated compute per step */
     char straggler[512];
     double target;           /* accuracy that ends the run */

@@ -100,6 +100,22 @@ else
     bad "no trainer at $trainer (make first)"
 fi
 
+# --shape: the gradients split into ResNet-50's 161 tensors (small ones
+# fused under the preload, one step late): quorum with a 2x straggler still
+# reaches the target.
+if [ -x "$trainer" ] && [ -r "$SC_LIB" ]; then
+    mpi4 180 -x "LD_PRELOAD=$SC_LIB" -x STARCOLL_MODE=quorum -x STARCOLL_REPORT="$tmp/shape.report" "$trainer" \
+        "${fast[@]}" --shape "$top_srcdir/benchmarks/models/resnet50.tensors" --shape-scale 64 --target 0.85 \
+        --max-steps 600 --straggler persistent,factor=2 >"$tmp/shape.out" 2>&1
+    if check_format "starcoll_train --shape resnet50 (quorum)" "$tmp/shape.out" $?; then
+        [ "$(field tta_s "$tmp/shape.out")" != nan ] && ok "starcoll_train --shape: reached 0.85 at step $(field steps "$tmp/shape.out")" \
+            || bad "starcoll_train --shape: target 0.85 not reached: '$(tail -n 1 "$tmp/shape.out")'"
+        grep -q "small-tensor calls per step rode in fused rounds" "$tmp/shape.report" \
+            && ok "starcoll_train --shape: its small tensors rode in fused rounds" \
+            || bad "starcoll_train --shape: the report counts no fused calls"
+    fi
+fi
+
 if ! "$python" -c 'import mpi4py, numpy' 2>/dev/null; then
     skipped "train.py: $python lacks mpi4py or numpy (apt-get install python3-mpi4py python3-numpy)"
 elif [ ! -r "$train_py" ]; then

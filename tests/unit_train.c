@@ -408,6 +408,10 @@ static void test_options(void)
     CU_ASSERT(o.uneven);
     CU_ASSERT_EQUAL(o.stop_via, TRAIN_STOP_BCAST);
     CU_ASSERT_STRING_EQUAL(o.mode_label, "quorum");
+    CU_ASSERT_EQUAL(o.shape_scale, 1);
+    CU_ASSERT_FATAL(parse(&o, err, sizeof err, 5, "--shape", "resnet50.tensors", "--shape-scale", "16") == 0);
+    CU_ASSERT_STRING_EQUAL(o.shape, "resnet50.tensors");
+    CU_ASSERT_EQUAL(o.shape_scale, 16);
 
     struct { const char *a, *b, *needle; } bad[] = {
         {"--bogus", NULL, "unknown option '--bogus'"},
@@ -417,6 +421,7 @@ static void test_options(void)
         {"--target", "1.5", "--target"},
         {"--pad-bytes", "lots", "--pad-bytes lots"},
         {"--batch", "0", "--batch"},
+        {"--shape-scale", "0", "--shape-scale 0"},
         {"--mode-label", "a b", "one word"},
         {"--scenario-label", "x=y", "one word"},
         {"--stop-via", "mail", "flag or bcast"},
