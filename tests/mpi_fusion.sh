@@ -18,13 +18,6 @@ prog="$top_builddir/benchmarks/starcoll_loops"
 sc_need_program "$prog" || finish
 models="$top_srcdir/benchmarks/models"
 
-fusion_job() {
-    local name=$1 mode=$2
-    shift 3
-    sc_job "$name" 8 -x STARCOLL_MODE="$mode" "$@"
-    sc_adopt "$name" $? "$name"
-}
-
 # fused_per_step NAME MIN: the report's small-tensor calls per step in fused
 # rounds is at least MIN (0: the report has no such line).
 fused_per_step() {
@@ -43,20 +36,20 @@ fused_per_step() {
 }
 
 # ResNet-50 has 109 tensors under 64 KiB, GPT-2 small 98: most steps fuse them.
-fusion_job resnet50-quorum-fused quorum -- "$prog" --model "$models/resnet50.tensors" --scale 64 --loss \
+sc_mode_job resnet50-quorum-fused quorum -- "$prog" --model "$models/resnet50.tensors" --scale 64 --loss \
     --steps 14 --warmup 6 --compute-ms 20 --slow-factor 2
 fused_per_step resnet50-quorum-fused 60
-fusion_job gpt2-groups-fused groups -- "$prog" --model "$models/gpt2-small.tensors" --scale 64 --loss \
+sc_mode_job gpt2-groups-fused groups -- "$prog" --model "$models/gpt2-small.tensors" --scale 64 --loss \
     --steps 14 --warmup 6 --compute-ms 20 --slow-factor 2
 fused_per_step gpt2-groups-fused 50
-fusion_job resnet50-quorum-unfused quorum -- -x STARCOLL_FUSE_BYTES=0 "$prog" --model "$models/resnet50.tensors" \
+sc_mode_job resnet50-quorum-unfused quorum -- -x STARCOLL_FUSE_BYTES=0 "$prog" --model "$models/resnet50.tensors" \
     --scale 64 --loss --steps 14 --warmup 6 --compute-ms 20 --slow-factor 2
 fused_per_step resnet50-quorum-unfused 0
 
 # Every 3 steps another mode, quorum, or set of children.
 sched=$(awk 'BEGIN {n = split("quorum:6 sync groups:7 hier quorum:7 groups:3+7 sync quorum:5 groups:2+6", m, " ");
                     for (i = 0; i < 12; i++) printf "%s%d:%s", i ? "," : "", 4 + 3 * i, m[i % n + 1]}')
-fusion_job resnet50-swaps auto -- -x STARCOLL_SCHEDULE="$sched" "$prog" --model "$models/resnet50.tensors" \
+sc_mode_job resnet50-swaps auto -- -x STARCOLL_SCHEDULE="$sched" "$prog" --model "$models/resnet50.tensors" \
     --scale 64 --loss --steps 44 --warmup 4 --compute-ms 5 --slow-factor 2
 if sc_preloading; then
     d=$(grep -c "STARCOLL_SCHEDULE: entry" "$SC_WORK/resnet50-swaps.report")
@@ -65,12 +58,12 @@ if sc_preloading; then
 fi
 
 # Flushes at steps 17 and 70, MPI_Pcontrol(0) from step 30 to 40, random compute.
-fusion_job resnet50-soak quorum -- "$prog" --model "$models/resnet50.tensors" --scale 64 --loss --soak \
+sc_mode_job resnet50-soak quorum -- "$prog" --model "$models/resnet50.tensors" --scale 64 --loss --soak \
     --steps 80 --warmup 4 --compute-ms 5
 fused_per_step resnet50-soak 30
 
 # Small tensors alone, no loss, a 2x straggler.
 counts=$(awk 'BEGIN { for (i = 0; i < 200; i++) printf "%s%d", i ? "," : "", 64 + (i * 37) % 937 }')
-fusion_job small-only quorum -- "$prog" --counts "$counts" --steps 20 --warmup 4 --compute-ms 5 --slow-factor 2
+sc_mode_job small-only quorum -- "$prog" --counts "$counts" --steps 20 --warmup 4 --compute-ms 5 --slow-factor 2
 fused_per_step small-only 100
 finish

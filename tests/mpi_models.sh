@@ -17,14 +17,6 @@ models="$top_srcdir/benchmarks/models"
 MODES=${SC_MODELS_MODES:-quorum groups auto}
 sc_python_loops
 
-# models_job NAME MODE -- args...: run, adopt its checks.
-models_job() {
-    local name=$1 mode=$2
-    shift 3
-    sc_job "$name" 8 -x STARCOLL_MODE="$mode" "$@"
-    sc_adopt "$name" $? "$name"
-}
-
 # tolerated NAME WANT: at least WANT calls of the job ran in rounds
 # (quorum or groups), and its exact calls were the loss and learning only.
 tolerated() {
@@ -44,7 +36,7 @@ for model in resnet50 gpt2-small; do
         for f in 1 2; do
             s=$([ $f = 1 ] && echo none || echo slow2x)
             name="$model-$mode-$s"
-            models_job "$name" "$mode" -- "$prog" --model "$models/$model.tensors" --scale 64 --loss \
+            sc_mode_job "$name" "$mode" -- "$prog" --model "$models/$model.tensors" --scale 64 --loss \
                 --steps 14 --warmup 6 --compute-ms 20 --slow-factor $f
             # quorum and groups: at least two steps of 100 tensors on 8 ranks in
             # rounds (learning lasts 3 steps on a quiet machine, longer when
@@ -56,12 +48,12 @@ done
 
 # A step of 1024 small tensors (64 to 1000 floats), learned and tolerated.
 counts=$(awk 'BEGIN { for (i = 0; i < 1024; i++) printf "%s%d", i ? "," : "", 64 + (i * 37) % 937 }')
-models_job many-1024 quorum -- "$prog" --counts "$counts" --loss --steps 8 --warmup 4 --compute-ms 5 --slow-factor 2
+sc_mode_job many-1024 quorum -- "$prog" --counts "$counts" --loss --steps 8 --warmup 4 --compute-ms 5 --slow-factor 2
 tolerated many-1024 $((8 * 2 * 1024))
 
 if [ $have_py = 1 ]; then
     for mode in quorum auto; do
-        models_job "resnet50-$mode-mpi4py" "$mode" -- "$py" "$pyscript" --model "$models/resnet50.tensors" --scale 64 \
+        sc_mode_job "resnet50-$mode-mpi4py" "$mode" -- "$py" "$pyscript" --model "$models/resnet50.tensors" --scale 64 \
             --steps 14 --compute-ms 20 --slow-factor 2
     done
     tolerated resnet50-quorum-mpi4py $((8 * 2 * 100))

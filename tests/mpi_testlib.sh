@@ -192,6 +192,15 @@ sc_adopt() {
     fi
 }
 
+# sc_mode_job NAME MODE -- ARGS...: an 8-rank job under STARCOLL_MODE=MODE
+# (ARGS: more mpirun options, then the program), its checks adopted.
+sc_mode_job() {
+    local name=$1 mode=$2
+    shift 3
+    sc_job "$name" 8 -x STARCOLL_MODE="$mode" "$@"
+    sc_adopt "$name" $? "$name"
+}
+
 # sc_python_loops: py, the interpreter with mpi4py and NumPy (PYTHON_MPI,
 # else Debian's /usr/bin/python3); pyscript, mpi_loops.py beside these
 # tests; have_py=1 when py imports mpi4py and NumPy.
