@@ -3,6 +3,7 @@
 #include "heuristic.h"
 #include "child_hold.h"
 #include "hysteresis.h"
+#include "pay.h"
 #include "learned.h"
 #include "model_file.h"
 #include "names.h"
@@ -55,6 +56,7 @@ struct sc_selector {
     /* Measured update interval ratio per mode since the last decision. */
     double ratio_sum[SC_LEARNED_MODES];
     long ratio_n[SC_LEARNED_MODES];
+    sc_pay pay; /* heuristic: did quorum measure better than sync (pay.h) */
 
     /* Situation scratch. */
     double *mean_feat, *mean_own, *mean_xfer, *own_rows, *kth_mean;
@@ -361,6 +363,27 @@ static void fill_out(const sc_selector *s, sc_decision *out)
     snprintf(out->reason, sizeof out->reason, "%s", s->reason);
 }
 
+/* Heuristic: the epoch just measured goes into s->pay; a quorum candidate
+ * that measured no better than sync becomes sync.  Returns 1 when that
+ * leaves quorum in force now (at once, as a finished exploration does:
+ * waiting two decisions would pay the dearer rounds twice more). */
+static int tolerance_must_pay(sc_selector *s)
+{
+    long min_steps = s->epoch / 4 > 1 ? s->epoch / 4 : 1;
+    sc_mode m = s->cur.mode;
+    if ((m == SC_MODE_SYNC || m == SC_MODE_QUORUM) && s->ratio_n[m] >= min_steps)
+        sc_pay_measured(&s->pay, m, s->ratio_sum[m] / (double)s->ratio_n[m], s->last_step);
+    sc_pay_age(&s->pay, s->last_step, (long)SC_PAY_AGE_EPOCHS * s->epoch);
+    if (s->cand.mode != SC_MODE_QUORUM || !sc_pay_quorum_loses(&s->pay, s->cand.reason, sizeof s->cand.reason))
+        return 0;
+    s->cand.mode = SC_MODE_SYNC;
+    s->cand.k = s->n;
+    s->cand.nchildren = 0;
+    memset(s->cand.child, 0, (size_t)s->n);
+    s->cand.by_rule = 1;
+    return m == SC_MODE_QUORUM;
+}
+
 int sc_selector_decide(sc_selector *s, long step, sc_decision *out)
 {
     if (!s)
@@ -374,12 +397,13 @@ int sc_selector_decide(sc_selector *s, long step, sc_decision *out)
     const sc_situation *sit = &s->sit;
     int cls = sc_learned_class(sit);
 
-    int explore = 0;
+    int explore = 0, leave_now = 0;
     if (s->kind == SC_KIND_LEARNED) {
         s->sit.prior_scale = prior_scale(s);
         sc_learned_choose(s->model, sit, &s->pol, s->cur.mode, &s->cand, &explore);
     } else {
         sc_heuristic_choose(sit, &s->pol, s->cur.mode, &s->cand);
+        leave_now = tolerance_must_pay(s);
     }
     sc_child_hold_apply(&s->hold, step, &s->cur, &s->cand);
 
@@ -394,7 +418,11 @@ int sc_selector_decide(sc_selector *s, long step, sc_decision *out)
         use_margin = cur_rule && cand_rule;
     }
     int accept;
-    if (explore || s->exploring) {
+    if (leave_now) {
+        accept = 1;
+        sc_hysteresis_restart(&s->hys);
+        snprintf(s->note, sizeof s->note, "quorum measured no better than sync");
+    } else if (explore || s->exploring) {
         /* An exploration runs for one epoch, then the best choice returns at once. */
         accept = !sc_choice_same(n, &s->cur, &s->cand);
         sc_hysteresis_restart(&s->hys);

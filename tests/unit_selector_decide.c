@@ -112,6 +112,28 @@ static void test_jitter_gives_quorum(void)
     driver_free(&dr);
 }
 
+/* The same jitter where quorum's rounds cost more than the waiting they
+ * save (an oversubscribed node): one epoch of quorum, then back to sync,
+ * and no flapping after it. */
+static void test_quorum_that_does_not_pay(void)
+{
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 4) == 0);
+    dr.syn.jitter = 0.3;
+    dr.syn.noise_scale = 8.0;
+    dr.syn.round_cost_s = 0.15;
+    driver_run(&dr, 200, 1);
+    show("jitter, dear rounds", &dr);
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_SYNC);
+    int to_quorum = 0;
+    for (int i = 0; i < dr.changes && i < SYNTH_MAX_CHANGES; i++) {
+        to_quorum += dr.change_mode[i] == SC_MODE_QUORUM;
+        printf("\n      change at step %ld: %s k=%d", dr.change_step[i], sc_sel_mode_name(dr.change_mode[i]), dr.change_k[i]);
+    }
+    CU_ASSERT(to_quorum >= 1 && to_quorum <= 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(dr.d.reason, "cost more than the waiting they save"));
+    driver_free(&dr);
+}
+
 static void test_sleeping_straggler_gives_quorum(void)
 {
     /* 2x slow from sleeping: no CPU or network cause, so no child; the
@@ -703,6 +725,7 @@ void register_decide_suite(void)
     CU_add_test(s, "cpu straggler on a crowded machine -> cause cpu, child", test_cpu_straggler_on_crowded_machine);
     CU_add_test(s, "network-bound, nobody straggling -> hier", test_network_bound_gives_hier);
     CU_add_test(s, "lognormal jitter on all -> quorum with sensible k", test_jitter_gives_quorum);
+    CU_add_test(s, "quorum measured no better than sync -> back to sync, once", test_quorum_that_does_not_pay);
     CU_add_test(s, "sleeping straggler (no cause) -> quorum k=n-1", test_sleeping_straggler_gives_quorum);
     CU_add_test(s, "more compute with CPU busy -> cause work, no child", test_work_straggler_classified);
     CU_add_test(s, "lone slow link -> cause network, child", test_slow_link_becomes_child);

@@ -32,6 +32,7 @@ typedef struct synth {
     double hier_factor; /* transfer time factor in hier */
     double jitter;      /* lognormal sigma of compute times (0: none) */
     double noise_scale; /* B of the synthetic gradients (per-rank batches); < 0: no norms */
+    double round_cost_s; /* what quorum's rounds cost per step over exact transfers (0: nothing) */
     synth_rank rank[SYNTH_MAX_RANKS];
     uint64_t rng;
 } synth;

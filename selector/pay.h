@@ -1,0 +1,37 @@
+/* Does tolerance pay?  The heuristic predicts quorum's update interval
+ * from the ranks' own step times alone, but a tolerant round costs more
+ * than a plain collective: on an oversubscribed node, more than the
+ * waiting it saves, and a noisy machine's spread alone can then send a
+ * job into quorum that is slower there.  So the update interval measured
+ * in sync and in quorum (per epoch, relative to compute) is kept, and
+ * quorum is left, or not entered again, while it measured no better than
+ * sync by SC_PAY_MARGIN.  A new straggler shows as a worse sync, measured
+ * every epoch in sync, which lifts the verdict by itself; quorum's figure
+ * is also forgotten once SC_PAY_AGE_EPOCHS old, so a changed situation
+ * gets a new try.  Not at every onset: jitter alone makes those often.
+ * Pure bookkeeping, no MPI. */
+#ifndef STARCOLL_SELECTOR_PAY_H
+#define STARCOLL_SELECTOR_PAY_H
+
+#include <stddef.h>
+
+#include "sc_features.h"
+
+#define SC_PAY_MARGIN 0.03   /* quorum must measure this much better than sync */
+#define SC_PAY_AGE_EPOCHS 10 /* quorum's figure is tried again after this many epochs */
+
+typedef struct sc_pay {
+    double sync_ratio;   /* latest epoch measured in sync: interval / compute; 0 unknown */
+    double quorum_ratio; /* latest epoch measured in quorum; 0 unknown */
+    long quorum_step;    /* step at which quorum_ratio was measured */
+} sc_pay;
+
+/* An epoch's measured interval / compute in the mode in force at `step`
+ * (sync and quorum are kept; other modes are ignored). */
+void sc_pay_measured(sc_pay *p, sc_mode mode, double ratio, long step);
+/* Forget quorum's figure when older than max_age steps. */
+void sc_pay_age(sc_pay *p, long step, long max_age);
+/* 1 when quorum measured no better than sync, with one line in why. */
+int sc_pay_quorum_loses(const sc_pay *p, char *why, size_t len);
+
+#endif
