@@ -387,7 +387,10 @@ void sc_coordinator_loop(sc_engine *e)
                 int s = (rr + i) % e->nslots;
                 double w;
                 rules.slot = s;
-                rules.drain = sc_exact_mode(mode) && e->slots[s].nmembers > 0;
+                /* Deposits no other rank will join (engine_fusion.c): a
+                 * group's in an exact mode, a member's own slot's in a
+                 * tolerant one (a rank that saw the exact mode late). */
+                rules.drain = sc_exact_mode(mode) ? e->slots[s].nmembers > 0 : e->slots[s].fuse >= 0;
                 if (sc_round_verdict(&e->slots[s].track, &rules, t, &w) != SC_CLOSE) {
                     if (w > 0 && (wake < 0 || w < wake)) wake = w;
                     continue;

@@ -17,8 +17,11 @@
  * member call in rounds counts once on its own slot and once on the group
  * (deposits skip the numbers of calls that made none).
  *   - exact mode (rounds): members reduce on their own slots, exact; what
- *     is staged goes in a group deposit first, and the coordinator drains
- *     such leftovers without waiting for the others (engine_coord.c);
+ *     is staged goes in a group deposit first.  Ranks see a mode change at
+ *     different calls, so the coordinator drains, without waiting for the
+ *     others, a group's deposits in an exact mode and a member's own-slot
+ *     deposits in a tolerant one: no other rank will join them
+ *     (engine_coord.c);
  *   - flush (MPI_Pcontrol(2), or (0)): the member's buffer goes in a group
  *     deposit of its own that is a flush, and the call waits for it: the
  *     flush round holds every rank's group deposits up to this call, so

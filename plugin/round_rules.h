@@ -46,8 +46,9 @@ typedef struct sc_rules {
      * collective of the application's): close with the fresh ranks present
      * rather than hang.  Never overrides the staleness bound. */
     int relax_quorum;
-    /* Close on anything to include, fresh ranks or not: a fused group's
-     * leftovers in an exact mode, where no rank deposits on it any more
+    /* Close on anything to include, fresh ranks or not: deposits no other
+     * rank will join, such as a fused group's leftovers in an exact mode
+     * or a small tensor's own-slot deposit in a tolerant one
      * (engine_fusion.c). */
     int drain;
 } sc_rules;
