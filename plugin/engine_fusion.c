@@ -187,6 +187,18 @@ int sc_fusion_deposit_staged(sc_engine *e, long pos)
     return rc;
 }
 
+/* mu held: a member call's result, its part of the group rounds plus any
+ * round of its own slot (an exact spell's, or a late rank's drained one). */
+static void take_results(sc_engine *e, sc_slot *sl, void *recvbuf)
+{
+    sc_fusion_take(e, sl, recvbuf, 0);
+    if (sl->inbox_rounds > 0) {
+        sc_sum_into(recvbuf, sl->inbox, (size_t)sl->count, sl->dk);
+        memset(sl->inbox, 0, sl->bytes);
+        sl->inbox_rounds = 0;
+    }
+}
+
 /* As a tolerant call does (DESIGN.md): a member returns the group rounds
  * completed since its previous call; when none has and this rank's last
  * group deposit is not in yet, it waits for the round holding it.  So a
@@ -255,12 +267,7 @@ int sc_fusion_call(sc_engine *e, int slot, long pos, const void *sendbuf, void *
         rc = wait_for_a_round(e, sl, gslot);
         if (last && rc == MPI_SUCCESS) rc = deposit_group(e, g, gslot, need, 0, pos);
         pthread_mutex_lock(&e->mu);
-        sc_fusion_take(e, sl, recvbuf, 0);
-        if (sl->inbox_rounds > 0) {   /* rounds of its own slot (an exact spell's) */
-            sc_sum_into(recvbuf, sl->inbox, (size_t)sl->count, sl->dk);
-            memset(sl->inbox, 0, sl->bytes);
-            sl->inbox_rounds = 0;
-        }
+        take_results(e, sl, recvbuf);
         e->stats.fused_calls++;
         if (rc == MPI_SUCCESS && e->error) rc = e->error;
         pthread_mutex_unlock(&e->mu);
@@ -284,12 +291,7 @@ int sc_fusion_call(sc_engine *e, int slot, long pos, const void *sendbuf, void *
     pthread_mutex_lock(&e->mu);
     if (rc == MPI_SUCCESS && e->error) rc = e->error;
     if (rc == MPI_SUCCESS && g->included_self < need) rc = MPI_ERR_OTHER;
-    sc_fusion_take(e, sl, recvbuf, 0);
-    if (sl->inbox_rounds > 0) {
-        sc_sum_into(recvbuf, sl->inbox, (size_t)sl->count, sl->dk);
-        memset(sl->inbox, 0, sl->bytes);
-        sl->inbox_rounds = 0;
-    }
+    take_results(e, sl, recvbuf);
     pthread_mutex_unlock(&e->mu);
     return rc;
 }
