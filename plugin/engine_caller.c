@@ -97,18 +97,34 @@ static void waiting(sc_engine *e, int on)
     if (sc_engine_away_hook) sc_engine_away_hook(e, on);
 }
 
+double sc_wait_begin(sc_engine *e)
+{
+    double t0 = sc_now();
+    pthread_mutex_unlock(&e->mu);
+    waiting(e, 1);
+    pthread_mutex_lock(&e->mu);
+    e->main_waiting++;
+    return t0;
+}
+
+double sc_wait_end(sc_engine *e, double t0)
+{
+    e->main_waiting--;
+    double waited = sc_now() - t0;
+    pthread_mutex_unlock(&e->mu);
+    waiting(e, 0);
+    pthread_mutex_lock(&e->mu);
+    return waited;
+}
+
 /* A call on a slot whose nonblocking call is still under way waits for
  * it first: results on a slot are returned in call order. */
 static void wait_nonblocking(sc_engine *e, sc_slot *sl)
 {
     if (!sl->nb) return;
-    pthread_mutex_unlock(&e->mu);
-    waiting(e, 1);
-    pthread_mutex_lock(&e->mu);
+    double t0 = sc_wait_begin(e);
     while (sl->nb && !e->error && !e->stopped) pthread_cond_wait(&e->cv_main, &e->mu);
-    pthread_mutex_unlock(&e->mu);
-    waiting(e, 0);
-    pthread_mutex_lock(&e->mu);
+    sc_wait_end(e, t0);
 }
 
 /* The call (nb NULL: blocking; else nonblocking, see engine.h). */
@@ -253,22 +269,14 @@ static int engine_call(sc_engine *e, int slot, long pos, const void *sendbuf, vo
     if (!waits) {
         e->stats.late_calls++;
     } else {
-        double t0 = sc_now();
-        pthread_mutex_unlock(&e->mu);
-        waiting(e, 1);
-        pthread_mutex_lock(&e->mu);
-        e->main_waiting++;
+        double t0 = sc_wait_begin(e);
         /* A borrowed deposit must be out of the engine's hands before the
          * caller gets its buffers back, even on an error. */
         while ((sl->included_self < need || (borrow && deposit_pending(sl, d))) && !e->stopped &&
                !(e->error && !(borrow && deposit_pending(sl, d))))
             pthread_cond_wait(&e->cv_main, &e->mu);
-        e->main_waiting--;
         e->waiting_slot = -1;
-        e->stats.wait_s += sc_now() - t0;
-        pthread_mutex_unlock(&e->mu);
-        waiting(e, 0);
-        pthread_mutex_lock(&e->mu);
+        e->stats.wait_s += sc_wait_end(e, t0);
     }
     /* A late call (it returned the rounds it missed) completed as its mode
      * defines: success.  Only a waiting call whose round never came (the
@@ -322,17 +330,15 @@ static int off_in_rounds(sc_engine *e, int slot, long pos, uint64_t shape, sc_of
     long note[NOTE_LEN] = {NOTE_OFF, slot, (long)shape, 0, -1, pos};
     int rc = PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
     if (rc != MPI_SUCCESS) return rc;
-    waiting(e, 1);
     pthread_mutex_lock(&e->mu);
+    double t0 = sc_wait_begin(e);
     pthread_cond_signal(&e->cv_engine);
-    e->main_waiting++;
     while (!e->verdict && !e->error && !e->stopped) pthread_cond_wait(&e->cv_main, &e->mu);
-    e->main_waiting--;
+    sc_wait_end(e, t0);
     *verdict = (sc_off_verdict)e->verdict;
     *first_off = e->verdict_rank;
     rc = e->verdict ? MPI_SUCCESS : e->error ? e->error : MPI_ERR_OTHER;
     pthread_mutex_unlock(&e->mu);
-    waiting(e, 0);
     return rc;
 }
 

@@ -64,7 +64,7 @@ int sc_fusion_plan(sc_engine *e)
     int p = repeats_shorter(e);
     if (p) {
         if (sc_rt.policy.verbose >= 1)
-            sc_say(SC_SAY_ENGINE, 0, "starcoll: the learned step of %d calls repeats one of %d; its small tensors get a "
+            sc_say(SC_SAY_NO_FUSION, 0, "starcoll: the learned step of %d calls repeats one of %d; its small tensors get a "
                    "round each, not fused rounds (README, \"Fused rounds\")", L, p);
         return 0;
     }
@@ -221,18 +221,14 @@ static int wait_for_a_round(sc_engine *e, sc_slot *sl, int gslot)
         long note[NOTE_LEN] = {NOTE_DEPOSIT, gslot, count, NOTE_WAITS, -1, pos};
         rc = PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
     }
-    if (sc_engine_away_hook) sc_engine_away_hook(e, 1);
     pthread_mutex_lock(&e->mu);
-    e->main_waiting++;
-    double t0 = sc_now();
+    double t0 = sc_wait_begin(e);
     while (rc == MPI_SUCCESS && g->head && sl->fused_rounds == 0 && !e->stopped && !e->error)
         pthread_cond_wait(&e->cv_main, &e->mu);
-    e->main_waiting--;
     e->waiting_slot = -1;
-    e->stats.wait_s += sc_now() - t0;
+    e->stats.wait_s += sc_wait_end(e, t0);
     if (rc == MPI_SUCCESS && e->error) rc = e->error;
     pthread_mutex_unlock(&e->mu);
-    if (sc_engine_away_hook) sc_engine_away_hook(e, 0);
     return rc;
 }
 
@@ -278,17 +274,11 @@ int sc_fusion_call(sc_engine *e, int slot, long pos, const void *sendbuf, void *
     e->waiting_slot = gslot;
     pthread_mutex_unlock(&e->mu);
     rc = deposit_group(e, g, gslot, need, NOTE_FLUSH | NOTE_WAITS | (exact_mode ? NOTE_EXACT : 0), pos);
-    if (sc_engine_away_hook) sc_engine_away_hook(e, 1);
     pthread_mutex_lock(&e->mu);
-    e->main_waiting++;
-    double t0 = sc_now();
+    double t0 = sc_wait_begin(e);
     while (rc == MPI_SUCCESS && g->included_self < need && !e->stopped && !e->error) pthread_cond_wait(&e->cv_main, &e->mu);
-    e->main_waiting--;
     e->waiting_slot = -1;
-    e->stats.wait_s += sc_now() - t0;
-    pthread_mutex_unlock(&e->mu);
-    if (sc_engine_away_hook) sc_engine_away_hook(e, 0);
-    pthread_mutex_lock(&e->mu);
+    e->stats.wait_s += sc_wait_end(e, t0);
     if (rc == MPI_SUCCESS && e->error) rc = e->error;
     if (rc == MPI_SUCCESS && g->included_self < need) rc = MPI_ERR_OTHER;
     take_results(e, sl, recvbuf);

@@ -218,6 +218,13 @@ int sc_engine_note(sc_engine *e, long kind);
 
 /* engine_caller.c: squared norm on every 16th element */
 double sc_sampled_sqnorm(const void *buf, long count, sc_dkind dk);
+/* engine_caller.c, mu held on entry and on return: around the
+ * application thread's wait on the engine (a loop on cv_main between
+ * them).  Meanwhile the other communicators' engines hear this rank is
+ * away and the coordinator's books count it waiting (main_waiting).
+ * sc_wait_end returns the seconds since sc_wait_begin's time. */
+double sc_wait_begin(sc_engine *e);
+double sc_wait_end(sc_engine *e, double t0);
 
 /* engine_nonblocking.c, mu held: complete sl's nonblocking call once the
  * round holding its deposit is in; complete every pending one (those
