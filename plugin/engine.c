@@ -304,6 +304,7 @@ void sc_engine_free(sc_engine *e)
     if (e->data != MPI_COMM_NULL) PMPI_Comm_free(&e->data);
     if (e->direct_comm != MPI_COMM_NULL) PMPI_Comm_free(&e->direct_comm);
     pthread_mutex_destroy(&e->mu);
+    pthread_mutex_destroy(&e->away_mu);
     pthread_cond_destroy(&e->cv_main);
     pthread_cond_destroy(&e->cv_engine);
     free(e);
@@ -354,6 +355,7 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, i
     sc_hier_init(&e->hier);
     sc_hier_init(&e->direct_hier);
     pthread_mutex_init(&e->mu, NULL);
+    pthread_mutex_init(&e->away_mu, NULL);
     pthread_cond_init(&e->cv_main, NULL);
     pthread_cond_init(&e->cv_engine, NULL);
     PMPI_Comm_rank(comm, &e->rank);

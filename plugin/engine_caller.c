@@ -46,15 +46,32 @@ sc_deposit *sc_deposit_get(sc_slot *sl)
     return d;
 }
 
+/* The time blocked in MPI outside this engine's calls since the last
+ * step boundary (see away_mu), a wait still under way included. */
+static double take_away(sc_engine *e, double now)
+{
+    pthread_mutex_lock(&e->away_mu);
+    double s = e->away_s;
+    e->away_s = 0;
+    if (e->away_depth > 0) {
+        s += now - e->away_since;
+        e->away_since = now;
+    }
+    pthread_mutex_unlock(&e->away_mu);
+    return s;
+}
+
 /* At each step's first call: the step's features (timing here, the rest
  * from the monitor) go to the coordinator, and to the trace. */
 static void step_boundary(sc_engine *e, double now)
 {
+    double away = take_away(e, now);
     if (e->step_start > 0) {
         double feat[SC_NFEAT] = {0};
         feat[SC_F_STEP_S] = now - e->step_start;
-        feat[SC_F_WAIT_S] = e->step_wait;
-        feat[SC_F_COMPUTE_S] = feat[SC_F_STEP_S] - e->step_wait;
+        feat[SC_F_WAIT_S] = e->step_wait + away;
+        if (feat[SC_F_WAIT_S] > feat[SC_F_STEP_S]) feat[SC_F_WAIT_S] = feat[SC_F_STEP_S];
+        feat[SC_F_COMPUTE_S] = feat[SC_F_STEP_S] - feat[SC_F_WAIT_S];
         feat[SC_F_BYTES] = e->step_bytes;
         feat[SC_F_GRAD_SQNORM] = e->step_gsq;
         pthread_mutex_lock(&e->mu);
@@ -409,9 +426,26 @@ int sc_engine_note(sc_engine *e, long kind)
     return PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
 }
 
+/* A notice that this rank blocks in MPI elsewhere, or is back: its
+ * length counts as the step's wait.  Not polling (MPI_Test): the code
+ * works between its tests. */
+static void count_away(sc_engine *e, int away, int what)
+{
+    if (what == SC_AWAY_TEST) return;
+    double now = sc_now();
+    pthread_mutex_lock(&e->away_mu);
+    if (away) {
+        if (e->away_depth++ == 0) e->away_since = now;
+    } else if (e->away_depth > 0 && --e->away_depth == 0) {
+        e->away_s += now - e->away_since;
+    }
+    pthread_mutex_unlock(&e->away_mu);
+}
+
 void sc_engine_away(sc_engine *e, int away, int what)
 {
     if (e->left) return;
+    count_away(e, away, what);
     sc_stall_app(e, away ? SC_APP_AWAY : SC_APP_COMPUTING, -1, -1, what);
     /* Direct steps have no rounds to keep from waiting: no notice, which
      * would only wake the coordinator's engine thread twice a call (the

@@ -191,6 +191,13 @@ struct sc_engine {
     int verdict_rank;          /* ... and a rank whose call differed, -1 */
     struct sc_stall *stall;    /* the stall watchdog (engine_stall.c) */
     double step_start, step_wait;   /* application thread: this step's start and time inside */
+    /* Time this rank spent blocked in MPI outside this engine's calls (a
+     * Wait on requests, an exact call, a barrier, another communicator's
+     * call): wait, not compute, in the step's features.  Any thread may
+     * block, hence a lock of its own; away_depth counts nested notices. */
+    pthread_mutex_t away_mu;
+    int away_depth;
+    double away_since, away_s;
     double step_gsq, step_ssq;      /* this step's sampled squared norms: my buffers, the results */
     double step_bytes;
     int nb_pending;                 /* under mu: nonblocking calls not complete yet */
