@@ -25,6 +25,7 @@ struct sc_identity {
     int *slot_dkind;
     int trusted;
     char why[400];
+    char how[200];             /* how the step's length was found, for STARCOLL_VERBOSE */
     long pos;
     int miss_streak;
     long relearns;
@@ -151,6 +152,20 @@ static int told_apart_by_shape(const sc_identity *id, long n, int L)
     }
     free(s);
     return distinct >= 2 && single;
+}
+
+/* The last unit of U calls holds an ineligible call whose shape occurs
+ * once in it: a per-step loss or metric, which marks where steps start. */
+static int has_marker(const sc_identity *id, long n, int U)
+{
+    for (int j = 0; j < U; j++) {
+        const sc_call_key *c = at(id, n - U + j);
+        if (c->eligible) continue;
+        int occurs = 0;
+        for (int i = 0; i < U && occurs < 2; i++) occurs += at(id, n - U + i)->shape == c->shape;
+        if (occurs == 1) return 1;
+    }
+    return 0;
 }
 
 /* Every call of the unit (the last U of n calls) in a buffer of its own on
@@ -397,18 +412,35 @@ sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_L
     long L = agreed[SC_VOTE_UNIT];
     commit_call(id);
     if (L <= 0 || L != -agreed[SC_VOTE_NUNIT] || agreed[SC_VOTE_WAIT]) return SC_LEARN_GO_ON;
-    if (!agreed[SC_VOTE_SPANS] && agreed[SC_VOTE_NO_GAP]) return SC_LEARN_GO_ON;   /* maybe a run inside a step */
+    /* A unit with a per-step call that is no gradient (a loss, a metric)
+     * is no run of layers inside a step: no further evidence needed. */
+    int marked = has_marker(id, id->nhist, (int)L);
+    if (!marked && !agreed[SC_VOTE_SPANS] && agreed[SC_VOTE_NO_GAP]) return SC_LEARN_GO_ON;   /* maybe a run inside a step */
     /* The step is the least common multiple of what the ranks' buffers
      * say and, for a unit shapes tell apart, of where their gaps fall.
      * Not of the gaps when every rank holds each tensor of the unit in a
      * buffer of its own, the same every unit: a call one unit on is then
      * the same tensor, so the unit is the step, whatever a gap says (one
      * rank's scheduling hiccup, twice at the same place, once made two
-     * steps of one here, and a flush then reached only half the slots). */
-    int gaps_count = told_apart_by_shape(id, id->nhist, (int)L) && agreed[SC_VOTE_NOT_OWN1];
+     * steps of one here, and a flush then reached only half the slots).
+     * Neither when the unit holds a call of its own shape that is not a
+     * gradient (a per-step loss or metric): that call marks the step, and
+     * fresh arrays every step that one rank's allocator gives back every
+     * other step must not make the step two steps long. */
+    int gaps_count = !marked && told_apart_by_shape(id, id->nhist, (int)L) && agreed[SC_VOTE_NOT_OWN1];
     long M = 1;
-    for (int m = 1; m <= SC_HINT_MAX && M * L <= SC_STEP_MAX; m++)
-        if (agreed[SC_VOTE_HINT0 + m - 1] > 0 || (gaps_count && agreed[SC_VOTE_GAP0 + m - 1] > 0)) M = M / gcd(M, m) * m;
+    size_t used = (size_t)snprintf(id->how, sizeof id->how, "a unit of %ld calls%s", L,
+                                   marked ? ", marked by a per-step call that is no gradient" : "");
+    for (int m = 2; !marked && m <= SC_HINT_MAX && M * L <= SC_STEP_MAX; m++) {
+        int by_hint = agreed[SC_VOTE_HINT0 + m - 1] > 0, by_gap = gaps_count && agreed[SC_VOTE_GAP0 + m - 1] > 0;
+        if (!by_hint && !by_gap) continue;
+        M = M / gcd(M, m) * m;
+        if (used < sizeof id->how)
+            used += (size_t)snprintf(id->how + used, sizeof id->how - used, "; x%d: %s", m,
+                                     by_hint && by_gap ? "some rank's buffers and gaps repeat so"
+                                     : by_hint     ? "some rank's buffers repeat so"
+                                                   : "some rank's step gaps come so");
+    }
     adopt(id, (int)L, M);
     return SC_LEARN_DONE;
 }
@@ -460,6 +492,8 @@ uint64_t sc_identity_slot_shape(const sc_identity *id, int slot) { return id->sl
 long sc_identity_position(const sc_identity *id) { return id->pos; }
 long sc_identity_relearns(const sc_identity *id) { return id->relearns; }
 const char *sc_identity_why_exact(const sc_identity *id) { return id->learned ? id->why : "pattern not learned"; }
+
+const char *sc_identity_how(const sc_identity *id) { return id->learned ? id->how : "pattern not learned"; }
 
 uint64_t sc_identity_pattern_hash(const sc_identity *id)
 {

@@ -122,6 +122,9 @@ long sc_identity_position(const sc_identity *id);    /* on-pattern eligible call
 long sc_identity_relearns(const sc_identity *id);
 /* Why an agreed pattern is not told apart, "" when it is. */
 const char *sc_identity_why_exact(const sc_identity *id);
+/* How the agreed step's length was found: its unit, and which evidence
+ * lengthened it to a multiple (for STARCOLL_VERBOSE). */
+const char *sc_identity_how(const sc_identity *id);
 /* A hash of the pattern's shapes (slot order), to match a later pattern
  * with an earlier one. */
 uint64_t sc_identity_pattern_hash(const sc_identity *id);

@@ -358,6 +358,9 @@ static int comm_reduce(void *ctx, const void *sendbuf, void *recvbuf, int count,
 static void adopt_pattern(sc_comm *cs)
 {
     cs->why_exact[0] = '\0';
+    if (sc_rt.policy.verbose >= 1 && cs->rank == 0)
+        fprintf(stderr, "starcoll: comm %d: learned a step of %d eligible calls (%s)\n", (int)(cs->row - sc_rt.rows),
+                sc_identity_slots(cs->id), sc_identity_how(cs->id));
     if (!sc_identity_trusted(cs->id)) {
         snprintf(cs->why_exact, sizeof cs->why_exact, "%s", sc_identity_why_exact(cs->id));
         snprintf(sc_rt.row_why[cs->row - sc_rt.rows], sizeof sc_rt.row_why[0], "%s", cs->why_exact);

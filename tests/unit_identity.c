@@ -72,10 +72,12 @@ static sc_learn_outcome agree(job *j, const sc_call_key *keys)
 }
 
 /* Address of tensor t at step s on rank r under an allocation style. */
-enum { OWN_BUFFER, STAGING, FRESH };
+enum { OWN_BUFFER, STAGING, FRESH, ALTERNATING };
 static uintptr_t where(int style, int r, int t, int s)
 {
     if (style == OWN_BUFFER) return 0x100000u + 0x1000u * (uintptr_t)t + 0x1000000u * (uintptr_t)r;
+    if (style == ALTERNATING)   /* fresh every step, the allocator giving back the buffers of two steps ago */
+        return 0x400000u + 0x1000u * (uintptr_t)t + 0x100000u * (uintptr_t)(s % 2) + 0x1000000u * (uintptr_t)r;
     if (style == STAGING) return 0x200000u + 0x1000000u * (uintptr_t)r;
     return 0x300000u + 0x10000u * (uintptr_t)((s * 131 + t * 17 + r * 7) % 997);   /* malloc per step */
 }
@@ -323,6 +325,28 @@ static void test_own_buffers_lengthen_the_step(void)
     job_free(j);
 }
 
+static void test_allocator_period_is_no_step(void)
+{
+    /* Fresh arrays every step and a per-step loss; rank 1's allocator
+     * gives its buffers back every other step, and no gap shows where
+     * steps start.  The loss marks the step: rank 1's buffers must not
+     * make it two steps long (a flush of one step would then reach only
+     * half of the slots).  Nor when every rank's buffers come back so. */
+    int style[2][NR] = {{FRESH, ALTERNATING, FRESH, FRESH}, {ALTERNATING, ALTERNATING, ALTERNATING, ALTERNATING}};
+    long step[] = {4000, 2000, 1000, 500, -1};
+    uniform_gaps = 1;
+    for (int c = 0; c < 2; c++) {
+        job *j = job_new(4);
+        CU_ASSERT_TRUE(learn(j, step, 5, style[c], 40) >= 0);
+        CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+        for (int r = 0; r < 4; r++) CU_ASSERT_EQUAL(sc_identity_slots(j->id[r]), 4);
+        int slots[4];
+        check_one_step(j, step, 5, 40, style[c], slots);
+        job_free(j);
+    }
+    uniform_gaps = 0;
+}
+
 static void test_repeated_layers(void)
 {
     /* W b W b: two identical layers and nothing else.  Shapes alone see a
@@ -482,6 +506,7 @@ int main(void)
     CU_add_test(s, "a buffer per tensor lengthens the step", test_own_buffers_lengthen_the_step);
     CU_add_test(s, "the code's work between calls is no step gap", test_work_between_calls_is_no_step_gap);
     CU_add_test(s, "repeated identical layers", test_repeated_layers);
+    CU_add_test(s, "an allocator's period is no step", test_allocator_period_is_no_step);
     CU_add_test(s, "ResNet-50's 161 tensors and a loss", test_resnet50_step);
     CU_add_test(s, "GPT-2's repeated blocks are not a step", test_repeated_blocks_are_not_a_step);
     CU_add_test(s, "a step of 1024 calls", test_thousand_tensors);
