@@ -9,6 +9,9 @@
  * every epoch in sync, which lifts the verdict by itself; quorum's figure
  * is also forgotten once SC_PAY_AGE_EPOCHS old, so a changed situation
  * gets a new try.  Not at every onset: jitter alone makes those often.
+ * Groups (a ring with stragglers as children) is held to the same rule
+ * against sync and quorum: its ring waits for every member, so on a noisy
+ * node it can cost more than a quorum that waits for the fastest k.
  * Pure bookkeeping, no MPI. */
 #ifndef STARCOLL_SELECTOR_PAY_H
 #define STARCOLL_SELECTOR_PAY_H
@@ -24,14 +27,20 @@ typedef struct sc_pay {
     double sync_ratio;   /* latest epoch measured in sync: interval / compute; 0 unknown */
     double quorum_ratio; /* latest epoch measured in quorum; 0 unknown */
     long quorum_step;    /* step at which quorum_ratio was measured */
+    double groups_ratio; /* latest epoch measured in groups; 0 unknown */
+    long groups_step;
 } sc_pay;
 
 /* An epoch's measured interval / compute in the mode in force at `step`
- * (sync and quorum are kept; other modes are ignored). */
+ * (sync, quorum and groups are kept; other modes are ignored). */
 void sc_pay_measured(sc_pay *p, sc_mode mode, double ratio, long step);
-/* Forget quorum's figure when older than max_age steps. */
+/* Forget quorum's and groups' figures when older than max_age steps. */
 void sc_pay_age(sc_pay *p, long step, long max_age);
 /* 1 when quorum measured no better than sync, with one line in why. */
 int sc_pay_quorum_loses(const sc_pay *p, char *why, size_t len);
+/* 1 when groups measured no better than sync or than quorum, with one line
+ * in why; *instead: the mode to try in its place (quorum, unless quorum is
+ * known to lose to sync or measured no better than groups). */
+int sc_pay_groups_loses(const sc_pay *p, sc_mode *instead, char *why, size_t len);
 
 #endif

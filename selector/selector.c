@@ -363,25 +363,41 @@ static void fill_out(const sc_selector *s, sc_decision *out)
     snprintf(out->reason, sizeof out->reason, "%s", s->reason);
 }
 
+/* The candidate becomes sync, or quorum at the heuristic's best k (sync
+ * when no smaller quorum is allowed). */
+static void candidate_instead(sc_selector *s, sc_mode mode)
+{
+    double objective = 0.0;
+    int k = mode == SC_MODE_QUORUM && sc_limits_allow(&s->pol, SC_MODE_QUORUM)
+                ? sc_best_quorum(&s->sit, &s->pol, &objective) : s->n;
+    s->cand.mode = k < s->n ? SC_MODE_QUORUM : SC_MODE_SYNC;
+    s->cand.k = k < s->n ? k : s->n;
+    s->cand.nchildren = 0;
+    memset(s->cand.child, 0, (size_t)s->n);
+    s->cand.by_rule = 1;
+}
+
 /* Heuristic: the epoch just measured goes into s->pay; a quorum candidate
- * that measured no better than sync becomes sync.  Returns 1 when that
- * leaves quorum in force now (at once, as a finished exploration does:
- * waiting two decisions would pay the dearer rounds twice more). */
+ * that measured no better than sync becomes sync, and a groups candidate
+ * that measured no better than sync or quorum becomes the better of them
+ * (pay.h).  Returns 1 when that leaves the mode in force now (at once, as
+ * a finished exploration does: waiting two decisions would pay the dearer
+ * rounds twice more). */
 static int tolerance_must_pay(sc_selector *s)
 {
     long min_steps = s->epoch / 4 > 1 ? s->epoch / 4 : 1;
     sc_mode m = s->cur.mode;
-    if ((m == SC_MODE_SYNC || m == SC_MODE_QUORUM) && s->ratio_n[m] >= min_steps)
+    if ((m == SC_MODE_SYNC || m == SC_MODE_QUORUM || m == SC_MODE_GROUPS) && s->ratio_n[m] >= min_steps)
         sc_pay_measured(&s->pay, m, s->ratio_sum[m] / (double)s->ratio_n[m], s->last_step);
     sc_pay_age(&s->pay, s->last_step, (long)SC_PAY_AGE_EPOCHS * s->epoch);
-    if (s->cand.mode != SC_MODE_QUORUM || !sc_pay_quorum_loses(&s->pay, s->cand.reason, sizeof s->cand.reason))
+    sc_mode was = s->cand.mode, instead = SC_MODE_SYNC;
+    if (was == SC_MODE_QUORUM && sc_pay_quorum_loses(&s->pay, s->cand.reason, sizeof s->cand.reason))
+        candidate_instead(s, SC_MODE_SYNC);
+    else if (was == SC_MODE_GROUPS && sc_pay_groups_loses(&s->pay, &instead, s->cand.reason, sizeof s->cand.reason))
+        candidate_instead(s, instead);
+    else
         return 0;
-    s->cand.mode = SC_MODE_SYNC;
-    s->cand.k = s->n;
-    s->cand.nchildren = 0;
-    memset(s->cand.child, 0, (size_t)s->n);
-    s->cand.by_rule = 1;
-    return m == SC_MODE_QUORUM;
+    return m == was && s->cand.mode != was;
 }
 
 int sc_selector_decide(sc_selector *s, long step, sc_decision *out)
@@ -421,7 +437,7 @@ int sc_selector_decide(sc_selector *s, long step, sc_decision *out)
     if (leave_now) {
         accept = 1;
         sc_hysteresis_restart(&s->hys);
-        snprintf(s->note, sizeof s->note, "quorum measured no better than sync");
+        snprintf(s->note, sizeof s->note, "%s measured no better", sc_sel_mode_name(s->cur.mode));
     } else if (explore || s->exploring) {
         /* An exploration runs for one epoch, then the best choice returns at once. */
         accept = !sc_choice_same(n, &s->cur, &s->cand);

@@ -134,6 +134,32 @@ static void test_quorum_that_does_not_pay(void)
     driver_free(&dr);
 }
 
+/* A persistent straggler short of CPU (not starved, so not held a child)
+ * where groups' ring costs more than a quorum's rounds: one epoch of
+ * groups, then quorum, measured; and groups not entered again while that
+ * figure holds. */
+static void test_groups_that_does_not_pay(void)
+{
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 2) == 0);
+    dr.syn.jitter = 0.01;
+    dr.syn.rank[3].slow = 2.0;
+    dr.syn.rank[3].runq_share = 0.5;
+    dr.syn.rank[3].member_only = 0;
+    dr.syn.ring_cost_s = 0.3;
+    driver_run(&dr, 200, 1);
+    show("cpu straggler, dear ring", &dr);
+    int to_groups = 0, to_quorum = 0;
+    for (int i = 0; i < dr.changes && i < SYNTH_MAX_CHANGES; i++) {
+        to_groups += dr.change_mode[i] == SC_MODE_GROUPS;
+        to_quorum += dr.change_mode[i] == SC_MODE_QUORUM;
+        printf("\n      change at step %ld: %s k=%d", dr.change_step[i], sc_sel_mode_name(dr.change_mode[i]), dr.change_k[i]);
+    }
+    CU_ASSERT_NOT_EQUAL(dr.d.mode, SC_MODE_GROUPS);
+    CU_ASSERT(to_quorum >= 1);
+    CU_ASSERT(to_groups <= 2);
+    driver_free(&dr);
+}
+
 static void test_sleeping_straggler_gives_quorum(void)
 {
     /* 2x slow from sleeping: no CPU or network cause, so no child; the
@@ -726,6 +752,7 @@ void register_decide_suite(void)
     CU_add_test(s, "network-bound, nobody straggling -> hier", test_network_bound_gives_hier);
     CU_add_test(s, "lognormal jitter on all -> quorum with sensible k", test_jitter_gives_quorum);
     CU_add_test(s, "quorum measured no better than sync -> back to sync, once", test_quorum_that_does_not_pay);
+    CU_add_test(s, "groups measured no better than quorum -> quorum", test_groups_that_does_not_pay);
     CU_add_test(s, "sleeping straggler (no cause) -> quorum k=n-1", test_sleeping_straggler_gives_quorum);
     CU_add_test(s, "more compute with CPU busy -> cause work, no child", test_work_straggler_classified);
     CU_add_test(s, "lone slow link -> cause network, child", test_slow_link_becomes_child);

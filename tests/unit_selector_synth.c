@@ -58,7 +58,8 @@ void synth_step(synth *s, sc_mode mode, int k, const int *parent, double *feat)
             sorted[m++] = c[i];
     }
     qsort(sorted, (size_t)m, sizeof(double), cmp_double);
-    double T = s->comm_s * (mode == SC_MODE_HIER ? s->hier_factor : 1.0) + (mode == SC_MODE_QUORUM ? s->round_cost_s : 0.0);
+    double T = s->comm_s * (mode == SC_MODE_HIER ? s->hier_factor : 1.0) + (mode == SC_MODE_QUORUM ? s->round_cost_s : 0.0) +
+               (mode == SC_MODE_GROUPS ? s->ring_cost_s : 0.0);
     if (mode != SC_MODE_QUORUM || k < 1 || k > m)
         k = m;
     double ck = sorted[k - 1];

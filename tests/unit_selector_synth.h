@@ -33,6 +33,7 @@ typedef struct synth {
     double jitter;      /* lognormal sigma of compute times (0: none) */
     double noise_scale; /* B of the synthetic gradients (per-rank batches); < 0: no norms */
     double round_cost_s; /* what quorum's rounds cost per step over exact transfers (0: nothing) */
+    double ring_cost_s;  /* what groups' ring costs per step over exact transfers (0: nothing) */
     synth_rank rank[SYNTH_MAX_RANKS];
     uint64_t rng;
 } synth;
