@@ -55,7 +55,7 @@ uint64_t sc_shape_hash(long count, int type_code, int op_code, int eligible)
 
 uint64_t sc_where_hash(const void *sendbuf, const void *recvbuf)
 {
-    return mix64(mix64((uint64_t)(uintptr_t)sendbuf) ^ (uint64_t)(uintptr_t)recvbuf);
+    return mix64((uint64_t)(uintptr_t)(sendbuf ? sendbuf : recvbuf));
 }
 
 static void forget_history(sc_identity *id)

@@ -271,7 +271,7 @@ static sc_call_key call_key(const sc_comm *cs, const sc_user_call *c, sc_dkind d
 {
     sc_call_key k = {
         .shape = sc_shape_hash(c->count, type_code(c->dt), op_code(c->op), eligible),
-        .where = sc_where_hash(c->sendbuf, c->recvbuf),
+        .where = sc_where_hash(c->sendbuf == MPI_IN_PLACE ? NULL : c->sendbuf, c->recvbuf),
         .gap = cs->last_any_exit > 0 ? t_in - cs->last_any_exit : 0,
         .count = c->count,
         .dkind = dk,
