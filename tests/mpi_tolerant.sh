@@ -5,7 +5,8 @@
 # MPI_IN_PLACE, a call off the pattern, one rank asleep for 3 s, ragged ends,
 # hot swaps at fixed steps (STARCOLL_SCHEDULE), nonblocking calls
 # (MPI_Iallreduce completed by Wait, Waitall, Waitany or Test polling),
-# calls from a communication thread, two threads on two communicators at
+# STARCOLL_INJECT on a communication thread's nonblocking calls, calls
+# from a communication thread, two threads on two communicators at
 # once, two threads on one communicator (erroneous: said, passed through).
 . "$(dirname "$0")/mpi_testlib.sh"
 sc_need_library || finish
@@ -68,6 +69,27 @@ for mode in $MODES; do
     tolerant_job "$mode-nb-wait" "$mode" -- --pattern jitter --nonblocking wait
     tolerant_job "$mode-nb-waitany" "$mode" -- --pattern onset --nonblocking waitany
     SC_K=3 tolerant_job "$mode-nb-test" "$mode" -- --pattern burst --nonblocking test --two-comms --in-place --double
+    # ... each way also with no straggler, a persistent one or jitter
+    tolerant_job "$mode-nb-waitall-none" "$mode" -- --pattern none --nonblocking waitall
+    tolerant_job "$mode-nb-waitall-jitter" "$mode" -- --pattern jitter --nonblocking waitall
+    tolerant_job "$mode-nb-wait-persistent" "$mode" -- --pattern persistent --nonblocking wait
+    tolerant_job "$mode-nb-test-persistent" "$mode" -- --pattern persistent --nonblocking test
+    # STARCOLL_INJECT slows the nonblocking calls of a communication
+    # thread too: in auto, the selector sees rank 5 slow (a decision names
+    # it).  Fresh receive buffers kept three steps come back every fourth
+    # step: that must not make the step four steps long (a flush of one
+    # step would reach a quarter of the slots; conservation shows it).
+    tolerant_job "$mode-nb-thread-inject" "$mode" STARCOLL_INJECT=rank=5,delay=15ms -- --pattern none --nonblocking waitall \
+        --threads comm
+    if sc_preloading && [ "$mode" = auto ]; then
+        if grep -qE "^ *comm 0 step [0-9]+: .*(slow: |become children: |straggler.* \()rank 5 " "$SC_WORK/$mode-nb-thread-inject.report" ||
+            grep -qE "^ *comm 0 step [0-9]+: .*become children: rank 5$" "$SC_WORK/$mode-nb-thread-inject.report"; then
+            ok "$mode-nb-thread-inject: a decision names the injected rank 5"
+        else
+            fail "$mode-nb-thread-inject: no decision names the injected rank 5"
+            sed -n '/^@--- Decisions/,/^@--- end/p' "$SC_WORK/$mode-nb-thread-inject.report"
+        fi
+    fi
     if sc_preloading; then
         for l in waitall test; do
             o=$(sed -nE 's/^@ comm 0: ([0-9]+) MPI_Iallreduce calls; ([0-9]+) of them completed by the rounds.*/\2/p' \
