@@ -154,18 +154,23 @@ static int told_apart_by_shape(const sc_identity *id, long n, int L)
     return distinct >= 2 && single;
 }
 
-/* The last unit of U calls holds an ineligible call whose shape occurs
- * once in it: a per-step loss or metric, which marks where steps start. */
-static int has_marker(const sc_identity *id, long n, int U)
+/* The ineligible calls of the last unit of U calls whose shape occurs once
+ * in it (a per-step loss or metric: they mark where steps start): how many,
+ * up to max, with their shapes in out when it is not NULL. */
+static int unit_markers(const sc_identity *id, long n, int U, uint64_t *out, int max)
 {
-    for (int j = 0; j < U; j++) {
+    int found = 0;
+    for (int j = 0; j < U && found < max; j++) {
         const sc_call_key *c = at(id, n - U + j);
         if (c->eligible) continue;
         int occurs = 0;
         for (int i = 0; i < U && occurs < 2; i++) occurs += at(id, n - U + i)->shape == c->shape;
-        if (occurs == 1) return 1;
+        if (occurs == 1) {
+            if (out) out[found] = c->shape;
+            found++;
+        }
     }
-    return 0;
+    return found;
 }
 
 /* Every call of the unit (the last U of n calls) in a buffer of its own on
@@ -391,13 +396,7 @@ static void adopt(sc_identity *id, int L, long M)
     int one_shape = 1;
     for (int s = 1; s < id->nslots; s++) one_shape &= id->slot_shape[s] == id->slot_shape[0];
     id->marker_dependent = id->trusted && M == 1 && nonslot > 0 && one_shape;
-    id->nmarkers = 0;
-    for (int j = 0; id->marker_dependent && j < L && id->nmarkers < SC_MARKERS_MAX; j++) {
-        const sc_call_key *c = at(id, id->nhist - L + j);
-        int occurs = 0;
-        for (int i = 0; i < L; i++) occurs += at(id, id->nhist - L + i)->shape == c->shape;
-        if (!c->eligible && occurs == 1) id->markers[id->nmarkers++] = c->shape;
-    }
+    id->nmarkers = id->marker_dependent ? unit_markers(id, id->nhist, L, id->markers, SC_MARKERS_MAX) : 0;
     id->since_marker = 0;
     id->seen_marker = id->shifted = 0;
 }
@@ -414,7 +413,7 @@ sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_L
     if (L <= 0 || L != -agreed[SC_VOTE_NUNIT] || agreed[SC_VOTE_WAIT]) return SC_LEARN_GO_ON;
     /* A unit with a per-step call that is no gradient (a loss, a metric)
      * is no run of layers inside a step: no further evidence needed. */
-    int marked = has_marker(id, id->nhist, (int)L);
+    int marked = unit_markers(id, id->nhist, (int)L, NULL, 1) > 0;
     if (!marked && !agreed[SC_VOTE_SPANS] && agreed[SC_VOTE_NO_GAP]) return SC_LEARN_GO_ON;   /* maybe a run inside a step */
     /* The step is the least common multiple of what the ranks' buffers
      * say and, for a unit shapes tell apart, of where their gaps fall.
