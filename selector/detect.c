@@ -132,13 +132,38 @@ void sc_detect_own_times(const double *feat, int nranks, const unsigned char *ri
             xfer[i] = 0.0;
             continue;
         }
+        /* Time blocked outside the engine's calls (an exact per-step loss,
+         * MPI_Waitall) is waiting for the others, never own transfer: in a
+         * tolerant mode a per-step exact loss holds the fast ranks there
+         * until the straggler arrives, and counted as transfer it made
+         * them look as slow as the straggler (the spread vanished, and auto
+         * flapped back to sync and out again every few steps). */
+        double away = f[SC_F_AWAY_S] < w ? f[SC_F_AWAY_S] : w;
         double late = (!ring || ring[i]) && ck > c ? ck - c : 0.0;
-        double x = w - late;
+        double x = w - away - late;
         if (x < 0.0)
             x = 0.0;
         xfer[i] = x;
         own[i] = c + x;
     }
+    if (k >= m)
+        return;
+    /* In a quorum, a member whose buffer missed the round waits inside the
+     * engine for a later round: for the others again, though no compute
+     * gap shows it.  So no member's own transfer counts above the median
+     * member's (a slow link is found in the exact modes and by the probe). */
+    int j = 0;
+    for (int i = 0; i < nranks; i++)
+        if ((!ring || ring[i]) && (feat[(size_t)i * SC_NFEAT + SC_F_COMPUTE_S] > 0.0 || xfer[i] > 0.0))
+            scratch[j++] = xfer[i];
+    if (j == 0)
+        return;
+    double med = sc_kth_smallest_inplace(scratch, j, (j + 1) / 2);
+    for (int i = 0; i < nranks; i++)
+        if ((!ring || ring[i]) && xfer[i] > med) {
+            own[i] -= xfer[i] - med;
+            xfer[i] = med;
+        }
 }
 
 /* Indices of the reference ranks: ring members not held slow (all ranks

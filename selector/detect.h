@@ -90,8 +90,12 @@ void sc_detect_free(sc_detect *d);
  * (nranks x SC_NFEAT, values already sanitised to finite and >= 0).  A ring
  * member waits inside the library for the ranks a round waits for (the k-th
  * fastest compute among ring members: k = ring size for exact modes) and
- * for its own transfer, so xfer_i = wait_i - max(0, c_k - compute_i),
- * clamped at 0; a child's wait is all its own exchange with its parent.
+ * for its own transfer, so xfer_i = wait_i - away_i - max(0, c_k - compute_i),
+ * clamped at 0, where away_i (SC_F_AWAY_S) is the time blocked outside the
+ * engine's calls (an exact loss, MPI_Waitall): waiting for others too;
+ * in a quorum (k below the ring size) no member's xfer counts above the
+ * median member's, since a late member waits in the engine for a later
+ * round; a child's wait is all its own exchange with its parent.
  * own_i = compute_i + xfer_i.  Where the monitor gives no compute and wait
  * split, own_i = step_s.  ring NULL: all ranks; k <= 0: the ring size.
  * scratch holds nranks doubles. */

@@ -72,6 +72,13 @@ int sc_best_quorum(const sc_situation *sit, const sc_limits *pol, double *object
         return k;
     }
     int kmin = (n + 1) / 2; /* never fewer than half the ranks' fresh gradients */
+    /* A round of one buffer averages nothing: each rank would step on its
+     * own gradient alone.  At 2 ranks that takes a straggler the
+     * change-point test holds, never a spread inside the noise (OSU's
+     * osu_allreduce at 2 ranks went to k=1 on a 10% spread and failed its
+     * validation). */
+    if (kmin < 2 && sit->sum->nstragglers == 0)
+        kmin = 2;
     int best = n;
     double best_obj = sc_objective(sit, SC_MODE_QUORUM, n, NULL);
     for (int k = n - 1; k >= kmin; k--) {

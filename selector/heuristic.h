@@ -12,6 +12,8 @@
  *      interval is the mean k-th order statistic of the ranks' own step
  *      times and iterations(k) is proportional to 1 + B_noise / k (B_noise
  *      in per-rank batches, McCandlish et al. 2018).  k = n is `sync`.
+ *      k = 1 (at 2 ranks) only while the change-point test holds a
+ *      straggler: a round of one buffer averages nothing.
  * Modes the policy does not allow fall back towards sync. */
 #ifndef STARCOLL_SELECTOR_HEURISTIC_H
 #define STARCOLL_SELECTOR_HEURISTIC_H

@@ -8,7 +8,7 @@ static const char *const cause_names[] = {"none", "cpu", "network", "work"};
 
 /* Order follows enum sc_feature_index in sc_features.h. */
 static const char *const feature_names[SC_NFEAT] = {
-    "step_s",   "compute_s",     "wait_s",     "cpu_s",          "runq_s",    "nvcsw",
+    "step_s",   "compute_s",     "wait_s",     "away_s",     "cpu_s",          "runq_s",    "nvcsw",
     "nic_tx_bps", "nic_rx_bps",  "nic_speed_bps", "ib_wait_ps",  "bytes",     "grad_sqnorm",
     "sum_sqnorm", "link_spb",    "papi0",       "papi1",      "papi2",          "papi3"};
 

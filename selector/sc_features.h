@@ -10,6 +10,8 @@ enum sc_feature_index {
     SC_F_STEP_S = 0,      /* wall seconds from one step's first eligible call to the next */
     SC_F_COMPUTE_S,       /* seconds outside the library during the step */
     SC_F_WAIT_S,          /* seconds inside the library during the step */
+    SC_F_AWAY_S,          /* the part of SC_F_WAIT_S blocked in MPI outside the engine's calls (an
+                             exact loss, a barrier, MPI_Wait*): waiting for the others, not own transfer */
     SC_F_CPU_S,           /* process CPU seconds consumed during the step */
     SC_F_RUNQ_S,          /* run-queue delay (schedstat) accrued during the step */
     SC_F_NVCSW,           /* involuntary context switches during the step */

@@ -179,6 +179,61 @@ static void test_sleeping_straggler_gives_quorum(void)
     driver_free(&dr);
 }
 
+/* The same straggler where the step ends in an exact loss (a per-step
+ * loss reduced after the gradients): in quorum the fast ranks wait for the
+ * straggler there, outside the engine's calls.  That wait is not their own
+ * transfer: the straggler stays a straggler in quorum, and auto does not
+ * flap back to sync and out again every few steps. */
+static void test_paced_loss_keeps_straggler_in_view(void)
+{
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 5) == 0);
+    dr.syn.jitter = 0.01;
+    dr.syn.noise_scale = 8.0;
+    dr.syn.paced = 1;
+    dr.syn.rank[2].slow = 2.0;
+    dr.syn.rank[2].sleeps = 1;
+    driver_run(&dr, 200, 1);
+    show("sleeping straggler, paced by an exact loss", &dr);
+    const sc_rank_status *st = sc_selector_ranks(dr.sel);
+    CU_ASSERT_TRUE(st[2].straggler);
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_QUORUM);
+    int to_sync = 0;
+    for (int i = 0; i < dr.changes && i < SYNTH_MAX_CHANGES; i++)
+        to_sync += dr.change_mode[i] == SC_MODE_SYNC;
+    CU_ASSERT_EQUAL(to_sync, 0);
+    driver_free(&dr);
+}
+
+/* Two ranks: a quorum of one is a round of one buffer.  A spread inside
+ * the noise keeps sync (OSU's osu_allreduce at 2 ranks went to k=1 and
+ * failed its validation); a straggler the change-point test holds gets
+ * k=1. */
+static void test_two_ranks_quorum_of_one(void)
+{
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 2, 20, NULL, 9) == 0);
+    dr.syn.jitter = 0.15;
+    dr.syn.noise_scale = 0.0;
+    driver_run(&dr, 200, 1);
+    show("2 ranks, jitter only", &dr);
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_SYNC);
+    int quorum = 0;
+    for (int i = 0; i < dr.changes && i < SYNTH_MAX_CHANGES; i++)
+        quorum += dr.change_mode[i] == SC_MODE_QUORUM;
+    CU_ASSERT_EQUAL(quorum, 0);
+    driver_free(&dr);
+
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 2, 20, NULL, 9) == 0);
+    dr.syn.jitter = 0.01;
+    dr.syn.noise_scale = 0.0;
+    dr.syn.rank[1].slow = 2.0;
+    dr.syn.rank[1].sleeps = 1;
+    driver_run(&dr, 60, 1);
+    show("2 ranks, rank 1 2x slow", &dr);
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_QUORUM);
+    CU_ASSERT_EQUAL(dr.d.quorum_k, 1);
+    driver_free(&dr);
+}
+
 static void test_work_straggler_classified(void)
 {
     CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 6) == 0);
@@ -754,6 +809,9 @@ void register_decide_suite(void)
     CU_add_test(s, "quorum measured no better than sync -> back to sync, once", test_quorum_that_does_not_pay);
     CU_add_test(s, "groups measured no better than quorum -> quorum", test_groups_that_does_not_pay);
     CU_add_test(s, "sleeping straggler (no cause) -> quorum k=n-1", test_sleeping_straggler_gives_quorum);
+    CU_add_test(s, "a straggler behind a per-step exact loss stays in view in quorum",
+                test_paced_loss_keeps_straggler_in_view);
+    CU_add_test(s, "2 ranks: quorum of one only for a held straggler", test_two_ranks_quorum_of_one);
     CU_add_test(s, "more compute with CPU busy -> cause work, no child", test_work_straggler_classified);
     CU_add_test(s, "lone slow link -> cause network, child", test_slow_link_becomes_child);
     CU_add_test(s, "starved of CPU, same compute -> cause cpu, child", test_starved_rank_becomes_child);

@@ -69,6 +69,19 @@ void synth_step(synth *s, sc_mode mode, int k, const int *parent, double *feat)
         if ((!parent || parent[i] < 0) && c[i] <= ck && s->rank[i].xfer_extra > extra)
             extra = s->rank[i].xfer_extra;
     double interval = ck + T + extra;
+    /* Where each rank's step would end: a rank a round waits for at the
+     * interval, a late member or a child after its own exchange. */
+    double arrive[SYNTH_MAX_RANKS], last = 0.0;
+    for (int i = 0; i < n; i++) {
+        int ring = !parent || parent[i] < 0;
+        const synth_rank *r = &s->rank[i];
+        arrive[i] = ring && c[i] <= ck ? interval
+                                       : c[i] + (ring ? 0.1 * T : T) + (r->member_only && !ring ? 0.0 : r->xfer_extra);
+        if (arrive[i] < interval)
+            arrive[i] = interval;
+        if (arrive[i] > last)
+            last = arrive[i];
+    }
     for (int i = 0; i < n; i++) {
         const synth_rank *r = &s->rank[i];
         double *f = feat + (size_t)i * SC_NFEAT;
@@ -83,6 +96,11 @@ void synth_step(synth *s, sc_mode mode, int k, const int *parent, double *feat)
              * exchanges with its parent, off the critical path. */
             wait = (ring ? 0.1 * T : T) + (r->member_only && !ring ? 0.0 : r->xfer_extra);
             step = c[i] + wait > interval ? c[i] + wait : interval;
+        }
+        if (s->paced && last > arrive[i]) {
+            f[SC_F_AWAY_S] = last - arrive[i];
+            wait += last - arrive[i];
+            step = last;
         }
         f[SC_F_STEP_S] = step;
         f[SC_F_COMPUTE_S] = c[i];

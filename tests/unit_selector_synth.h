@@ -34,6 +34,8 @@ typedef struct synth {
     double noise_scale; /* B of the synthetic gradients (per-rank batches); < 0: no norms */
     double round_cost_s; /* what quorum's rounds cost per step over exact transfers (0: nothing) */
     double ring_cost_s;  /* what groups' ring costs per step over exact transfers (0: nothing) */
+    int paced;           /* a per-step exact loss after the step's calls: every rank waits there, outside
+                            the engine's calls (away_s), until the last one arrives */
     synth_rank rank[SYNTH_MAX_RANKS];
     uint64_t rng;
 } synth;
