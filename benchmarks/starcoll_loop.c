@@ -1,6 +1,7 @@
 /* starcoll_loop: a training-shaped loop for measuring straggler tolerance.
  * Each step every rank "computes" (sleeps --compute-ms, plus what the
- * straggler spec adds), then all-reduces its gradient buffers (--sizes, one
+ * straggler spec adds, then burns --spin-ms of CPU time on its thread's CPU
+ * clock, which a rank short of CPU takes longer to do), then all-reduces its gradient buffers (--sizes, one
  * MPI_Allreduce of floats each).  A plain MPI program: starcoll, when
  * preloaded, reshapes its calls.  At the end a flush (MPI_Pcontrol(2)),
  * then one line of figures:
@@ -8,18 +9,21 @@
  *   loop: ranks=N steps=S fast_step_ms=F slow_step_ms=L wall_s=W slowest_compute_s=C
  *
  * fast_step_ms: mean time per step of the ranks the spec never slows;
- * slow_step_ms: the same for the others (0 when none); wall_s: from the
+ * slow_step_ms: the same for the others (0 when none); --slow-rank R counts
+ * rank R among the slow ones, for a rank slowed from outside (a CPU quota,
+ * a CPU hog); wall_s: from the
  * common start to the last rank's end, flush included; slowest_compute_s:
  * the largest total compute (sleep) of any rank, the least a job can take.
  *
- * usage: starcoll_loop [--steps N] [--compute-ms MS] [--sizes 256K,128K,256K]
- *                      [--straggler SPEC] [--warmup N] */
+ * usage: starcoll_loop [--steps N] [--compute-ms MS] [--spin-ms MS] [--sizes 256K,128K,256K]
+ *                      [--straggler SPEC] [--slow-rank R] [--warmup N] */
 #include <mpi.h>
 #include "mpi_check.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <time.h>
 #include "straggle.h"
 
@@ -30,6 +34,24 @@ static void sleep_s(double s)
     if (s <= 0) return;
     struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
     while (nanosleep(&ts, &ts) != 0) {}
+}
+
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return -1;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Burns s seconds of this thread's CPU time: real compute, which a CPU
+ * quota or a CPU hog stretches in wall time, as a sleep is not. */
+static void spin_cpu_s(double s)
+{
+    double start = thread_cpu_s();
+    if (s <= 0 || start < 0) return;
+    volatile uint64_t sink = 0;
+    for (uint64_t i = 0; thread_cpu_s() - start < s; i++) sink += i * 0x9e3779b97f4a7c15ULL;
+    (void)sink;
 }
 
 static int parse_size(const char *s, long *out)
@@ -47,8 +69,8 @@ static int parse_size(const char *s, long *out)
 static int usage(int rank, const char *why)
 {
     if (rank == 0)
-        fprintf(stderr, "starcoll_loop: %s\nusage: starcoll_loop [--steps N] [--compute-ms MS] [--sizes 256K,128K,256K] "
-                        "[--straggler SPEC] [--warmup N]\n", why);
+        fprintf(stderr, "starcoll_loop: %s\nusage: starcoll_loop [--steps N] [--compute-ms MS] [--spin-ms MS] "
+                        "[--sizes 256K,128K,256K] [--straggler SPEC] [--slow-rank R] [--warmup N]\n", why);
     return 2;
 }
 
@@ -60,7 +82,8 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
     long steps = 200, warmup = 10, nbufs = 0, bytes[MAX_BUFS];
-    double compute_ms = 20;
+    double compute_ms = 20, spin_ms = 0;
+    long slow_rank = -1;
     const char *sizes = "256K,128K,256K", *spec = "none";
     int bad = 0;
     for (int i = 1; i < argc && !bad; i++) {
@@ -68,6 +91,8 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--steps") && next) steps = atol(argv[++i]);
         else if (!strcmp(argv[i], "--warmup") && next) warmup = atol(argv[++i]);
         else if (!strcmp(argv[i], "--compute-ms") && next) compute_ms = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--spin-ms") && next) spin_ms = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--slow-rank") && next) slow_rank = atol(argv[++i]);
         else if (!strcmp(argv[i], "--sizes") && next) sizes = argv[++i];
         else if (!strcmp(argv[i], "--straggler") && next) spec = argv[++i];
         else bad = usage(rank, "unknown or incomplete option");
@@ -79,7 +104,9 @@ int main(int argc, char **argv)
     straggle st;
     char err[200];
     if (!bad && straggle_parse(spec, &st, err, sizeof err) != 0) bad = usage(rank, err);
-    if (!bad && (steps < 1 || warmup < 0 || compute_ms < 0)) bad = usage(rank, "steps >= 1, warmup and compute >= 0");
+    if (!bad && (steps < 1 || warmup < 0 || compute_ms < 0 || spin_ms < 0))
+        bad = usage(rank, "steps >= 1, warmup, compute and spin >= 0");
+    if (!bad && (slow_rank < -1 || slow_rank >= size)) bad = usage(rank, "--slow-rank must name a rank");
     if (bad) {
         MPI_CHECK(MPI_Finalize());
         return bad;
@@ -92,7 +119,7 @@ int main(int argc, char **argv)
         for (long i = 0; i < n; i++) in[b][i] = (float)((rank + i) % 7);
     }
     double base = compute_ms / 1e3, my_compute = 0, t0 = 0;
-    int slowed = 0;
+    int slowed = rank == slow_rank;
     for (long step = -warmup; step < steps; step++) {
         if (step == 0) {   /* warm-up done (starcoll has learned the pattern): start the clock together */
             MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
@@ -101,7 +128,8 @@ int main(int argc, char **argv)
         double extra = step >= 0 ? straggle_delay_s(&st, rank, size, step, base) : 0;
         if (extra > 0) slowed = 1;
         sleep_s(base + extra);
-        if (step >= 0) my_compute += base + extra;
+        spin_cpu_s(spin_ms / 1e3);
+        if (step >= 0) my_compute += base + extra + spin_ms / 1e3;
         for (int b = 0; b < nbufs; b++) MPI_CHECK(MPI_Allreduce(in[b], out[b], (int)(bytes[b] / 4), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
     }
     double t_loop = MPI_Wtime() - t0;
