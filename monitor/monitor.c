@@ -1,6 +1,7 @@
 /* The monitor: combines the sources into the feature record.  See monitor.h. */
 #include "monitor.h"
 
+#include "cgroup_source.h"
 #include "ib_source.h"
 #include "nic_source.h"
 #include "notice.h"
@@ -16,6 +17,7 @@ struct sc_monitor {
     sc_papi_source papi;
     sc_nic_source nic;
     sc_ib_source ib;
+    sc_cgroup_source cgroup;
 };
 
 /* Repeats the description in msg, one notice per line. */
@@ -47,6 +49,7 @@ sc_monitor *sc_monitor_open(const sc_monitor_config *cfg, char *msg, size_t msgl
     sc_ib_open(&m->ib, cfg->sys_root, msg, msglen);
     sc_nic_open(&m->nic, cfg->nic, cfg->sys_root, m->ib.active, msg, msglen);
     sc_proc_open(&m->proc, cfg->proc_root, msg, msglen);
+    sc_cgroup_open(&m->cgroup, cfg->proc_root, cfg->sys_root, msg, msglen);
     sc_papi_open(&m->papi, cfg->papi_events, msg, msglen);
     if (cfg->verbose >= 1)
         notice_description(m, msg, msglen);
@@ -70,6 +73,7 @@ void sc_monitor_sample(sc_monitor *m, double wall_s, double *feat)
     feat[SC_F_CPU_S] = proc.cpu_s;
     feat[SC_F_RUNQ_S] = proc.runq_s;
     feat[SC_F_NVCSW] = proc.nvcsw;
+    feat[SC_F_THROTTLED_S] = sc_cgroup_sample(&m->cgroup);
     /* InfiniBand HCAs are NICs too: their bytes join the NIC rates. */
     feat[SC_F_NIC_TX_BPS] = (nic.tx_bytes + ib.tx_bytes) * per_s;
     feat[SC_F_NIC_RX_BPS] = (nic.rx_bytes + ib.rx_bytes) * per_s;
@@ -89,6 +93,7 @@ int sc_monitor_describe(const sc_monitor *m, char *buf, size_t len)
         return (int)strlen(buf);
     }
     sc_proc_describe(&m->proc, buf, len);
+    sc_cgroup_describe(&m->cgroup, buf, len);
     sc_papi_describe(&m->papi, buf, len);
     sc_nic_describe(&m->nic, buf, len);
     sc_ib_describe(&m->ib, buf, len);
@@ -109,6 +114,7 @@ void sc_monitor_close(sc_monitor *m)
         return;
     sc_papi_close(&m->papi);
     sc_proc_close(&m->proc);
+    sc_cgroup_close(&m->cgroup);
     sc_nic_close(&m->nic);
     sc_ib_close(&m->ib);
     free(m);

@@ -331,7 +331,8 @@ static void open_trace(sc_engine *e, int comm_id)
 }
 
 /* The coordinator runs the rounds and the selector, and stays a ring
- * member: the lowest rank whose compute while the pattern was learned is
+ * member: the lowest rank whose load while the pattern was learned (compute
+ * outside the library plus run-queue delay) is
  * within 10% (or 1 ms) of the least, so a rank already slow then (starved
  * of CPU, on a busy node) neither paces the rounds nor is kept off the
  * children.  It is placed once: moving it later would hand over the
@@ -347,10 +348,11 @@ static int place_coordinator(MPI_Comm comm, int rank, int n, double load, int *c
 }
 
 sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, int comm_id,
-                           double learn_compute_s)
+                           double learn_load_s)
 {
     sc_engine *e = calloc(1, sizeof *e);
     if (!e) return NULL;
+    e->born = sc_now();
     e->ctrl = e->data = e->direct_comm = MPI_COMM_NULL;
     sc_hier_init(&e->hier);
     sc_hier_init(&e->direct_hier);
@@ -361,7 +363,7 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, i
     PMPI_Comm_rank(comm, &e->rank);
     PMPI_Comm_size(comm, &e->n);
     e->comm_id = comm_id;
-    int placed = place_coordinator(comm, e->rank, e->n, learn_compute_s, &e->coord) == MPI_SUCCESS &&
+    int placed = place_coordinator(comm, e->rank, e->n, learn_load_s, &e->coord) == MPI_SUCCESS &&
                  e->coord >= 0 && e->coord < e->n;
     if (!placed) e->coord = 0;   /* the agreement below fails the start everywhere */
     e->mode = mode;

@@ -72,6 +72,7 @@ static void step_boundary(sc_engine *e, double now)
         feat[SC_F_WAIT_S] = e->step_wait + away;
         if (feat[SC_F_WAIT_S] > feat[SC_F_STEP_S]) feat[SC_F_WAIT_S] = feat[SC_F_STEP_S];
         feat[SC_F_AWAY_S] = away < feat[SC_F_WAIT_S] ? away : feat[SC_F_WAIT_S];
+        feat[SC_F_ARRIVE_S] = now - e->born;
         feat[SC_F_COMPUTE_S] = feat[SC_F_STEP_S] - feat[SC_F_WAIT_S];
         feat[SC_F_BYTES] = e->step_bytes;
         feat[SC_F_GRAD_SQNORM] = e->step_gsq;

@@ -12,6 +12,11 @@
 #include "selector.h"
 #include "schedule.h"
 #include "report.h"
+#include "arrival.h"
+
+/* auto: steps before the first decision, at most (the selector's
+ * persistence span at the default epoch). */
+#define SC_FIRST_EPOCH 10
 
 struct sc_decider {
     sc_engine *e;
@@ -22,7 +27,10 @@ struct sc_decider {
     long *nacc;
     double *row;                /* n x SC_NFEAT: each rank's latest step, as the selector sees it */
     double *last_t;             /* when each rank last reported */
+    sc_arrival *arrival;        /* the ranks' arrival stamps, for SC_F_LAG_S */
+    double *lag;                /* n: scratch for sc_arrival_lags */
     long last_decide;
+    int decided;                /* auto: the first decision was taken */
     int observed;               /* a step was fed since the last decide */
     int *dec_parent;
     double *compute_sum;        /* per rank, this epoch */
@@ -58,6 +66,8 @@ struct sc_decider *sc_decider_new(sc_engine *e, int comm_id)
         d->nacc = calloc((size_t)e->n, sizeof(long));
         d->last_t = calloc((size_t)e->n, sizeof(double));
         d->dec_parent = malloc(sizeof(int) * (size_t)e->n);
+        d->arrival = sc_arrival_new(e->n);
+        d->lag = calloc((size_t)e->n, sizeof(double));
         sc_selector_config cfg = {
             .kind = sc_rt.policy.selector == SC_SELECTOR_LEARNED ? SC_KIND_LEARNED : SC_KIND_HEURISTIC,
             .nranks = e->n,
@@ -71,7 +81,7 @@ struct sc_decider *sc_decider_new(sc_engine *e, int comm_id)
             .coordinator = e->coord,
         };
         char msg[256] = "";
-        if (d->acc && d->row && d->nacc && d->last_t && d->dec_parent)
+        if (d->acc && d->row && d->nacc && d->last_t && d->dec_parent && d->arrival && d->lag)
             d->sel = sc_selector_new(&cfg, msg, sizeof msg);
         if (msg[0]) {
             sc_say(SC_SAY_SELECTOR, 1, "%s%s", strncmp(msg, "starcoll:", 9) ? "starcoll: " : "", msg);
@@ -101,6 +111,8 @@ void sc_decider_free(struct sc_decider *d)
     free(d->nacc);
     free(d->last_t);
     free(d->dec_parent);
+    sc_arrival_free(d->arrival);
+    free(d->lag);
     if (d->sel) sc_selector_free(d->sel);
     sc_schedule_free(d->schedule);
     free(d);
@@ -125,6 +137,8 @@ static void feed_selector(struct sc_decider *d)
             row[SC_F_STEP_S] = silent;
         }
     }
+    int lags = sc_arrival_lags(d->arrival, d->lag) >= 0;
+    for (int r = 0; r < d->n; r++) d->row[(size_t)r * SC_NFEAT + SC_F_LAG_S] = lags ? d->lag[r] : 0.0;
     sc_selector_observe(d->sel, d->step++, d->e->mode, d->row);
     d->observed = 1;
 }
@@ -140,6 +154,7 @@ void sc_decider_observe(struct sc_decider *d, int rank, const double *feat)
     for (int f = 0; f < SC_NFEAT; f++) acc[f] += feat[f];
     d->nacc[rank]++;
     d->last_t[rank] = sc_now();
+    sc_arrival_add(d->arrival, rank, feat[SC_F_ARRIVE_S], d->last_t[rank] - d->e->born);
     if (rank == d->e->coord) feed_selector(d);
 }
 
@@ -152,7 +167,16 @@ static int decide_auto(struct sc_decider *d, long *parent, sc_mode *mode, int *k
     if (d->schedule) {
         if (!sc_schedule_due(d->schedule, d->step, &d->dec)) return 0;
     } else {
-        if (d->step - d->last_decide < sc_rt.policy.epoch && !sc_selector_urgent(d->sel)) return 0;
+        /* The first decision comes after a short first epoch (at most
+         * SC_FIRST_EPOCH steps), and an onset before it waits for it: a
+         * straggler present from the start is then already persistent, and
+         * is made a child at once rather than first dropped from quorums.
+         * A straggler that appears later is acted on as the onset test sees
+         * it. */
+        long first = sc_rt.policy.epoch < SC_FIRST_EPOCH ? sc_rt.policy.epoch : SC_FIRST_EPOCH;
+        if (!d->decided ? d->step < first
+                        : d->step - d->last_decide < sc_rt.policy.epoch && !sc_selector_urgent(d->sel)) return 0;
+        d->decided = 1;
         d->last_decide = d->step;
         if (!sc_selector_decide(d->sel, d->step, &d->dec)) return 0;
     }

@@ -190,6 +190,7 @@ struct sc_engine {
     int verdict;               /* under mu: the verdict for this rank's off-pattern call, 0 none yet */
     int verdict_rank;          /* ... and a rank whose call differed, -1 */
     struct sc_stall *stall;    /* the stall watchdog (engine_stall.c) */
+    double born;                    /* sc_now() when this engine started: the zero of SC_F_ARRIVE_S */
     double step_start, step_wait;   /* application thread: this step's start and time inside */
     /* Time this rank spent blocked in MPI outside this engine's calls (a
      * Wait on requests, an exact call, a barrier, another communicator's

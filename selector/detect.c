@@ -37,6 +37,10 @@
 #define RUNQ_COVERS 0.5        /* extra run-queue delay covering this share of the extra compute: cpu */
 #define STARVED_EXCESS 0.3     /* run-queue share this far above the peers' median (and RUNQ_FACTOR times it) ... */
 #define PROBE_FACTOR 4.0       /* link probe this times the peers' median ... */
+/* Throttled by a CPU quota this share of the wall time more than the peers'
+ * median: short of CPU, whatever the run queue says (on a busy node every
+ * rank queues, and the throttled rank's share saturates like theirs). */
+#define THROTTLED_FAR 0.2
 /* ... and slower by XFER_EXCESS of the median step: the link alone would
  * make the rank a straggler by the 1.2x rule. */
 
@@ -301,6 +305,7 @@ static void window_signals(sc_detect *d, const double *mean_feat, const double *
         st->compute_s = f[SC_F_COMPUTE_S];
         st->step_s = f[SC_F_STEP_S];
         st->runq_share = wall > 0.0 ? clamp01(f[SC_F_RUNQ_S] / wall) : 0.0;
+        st->throttled_share = wall > 0.0 ? clamp01(f[SC_F_THROTTLED_S] / wall) : 0.0;
         st->runq_s = f[SC_F_RUNQ_S] > 0.0 ? f[SC_F_RUNQ_S] : 0.0;
         st->cpu_per_wall = wall > 0.0 ? f[SC_F_CPU_S] / wall : 0.0;
         st->nvcsw_rate = wall > 0.0 ? f[SC_F_NVCSW] / wall : 0.0;
@@ -336,7 +341,7 @@ static sc_cause cause_of(const sc_rank_status *st, double med_compute, double me
     runq_high = runq_high || queued_for_it;
     int starved = st->cpu_per_wall <= CPU_LOW_FACTOR * med_cpw &&
                   st->nvcsw_rate >= NVCSW_FACTOR * med_nvcsw + NVCSW_EXCESS;
-    int cpu = runq_high || starved;
+    int cpu = runq_high || starved || st->runq_far;
     int compute_up = med_compute > 0.0 && st->compute_s > COMPUTE_UP * med_compute;
     int xfer_up = st->xfer_s >= XFER_FACTOR * med_xfer && st->xfer_s - med_xfer >= XFER_EXCESS * med_own;
     int network = st->net_pressure || (xfer_up && !compute_up);
@@ -389,6 +394,7 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
     double med_own = peer_median(d, offsetof(sc_rank_status, own_s), idx, m, 1, v);
     double med_compute = peer_median(d, offsetof(sc_rank_status, compute_s), idx, m, 0, v);
     double med_runq = peer_median(d, offsetof(sc_rank_status, runq_share), idx, m, 0, v);
+    double med_throttled = peer_median(d, offsetof(sc_rank_status, throttled_share), idx, m, 0, v);
     double med_runq_s = peer_median(d, offsetof(sc_rank_status, runq_s), idx, m, 0, v);
     double med_cpw = peer_median(d, offsetof(sc_rank_status, cpu_per_wall), idx, m, 0, v);
     double med_nvcsw = peer_median(d, offsetof(sc_rank_status, nvcsw_rate), idx, m, 0, v);
@@ -442,9 +448,10 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
          * times as long or left RUNQ_FACTOR times less of the CPU (on a
          * busy node the peers queue half the time themselves, and a rank
          * under a 5% quota at 94% can never queue twice as long). */
-        st->runq_far = st->runq_share >= med_runq + STARVED_EXCESS &&
-                       (st->runq_share >= RUNQ_FACTOR * med_runq ||
-                        RUNQ_FACTOR * (1.0 - st->runq_share) <= 1.0 - med_runq);
+        st->runq_far = (st->runq_share >= med_runq + STARVED_EXCESS &&
+                        (st->runq_share >= RUNQ_FACTOR * med_runq ||
+                         RUNQ_FACTOR * (1.0 - st->runq_share) <= 1.0 - med_runq)) ||
+                       st->throttled_share >= med_throttled + THROTTLED_FAR;
         int starved_now = st->runq_far && (share >= NET_BOUND_SHARE || child);
         st->starved = held(&c->starved_since, starved_now, last_step, window_steps, d->persist);
         st->persistent = (st->straggler && last_step - st->onset_step + 1 >= d->persist) || st->slow_link || st->starved;

@@ -12,8 +12,10 @@
  *
  * Classification runs at each decision on the window's per-rank means and
  * says why a slow rank is slow:
- *   cpu      run-queue delay share well above its peers', or CPU seconds per
- *            wall second low with many involuntary context switches;
+ *   cpu      run-queue delay share well above its peers', throttled by its
+ *            cgroup's CPU quota for a fifth of the wall time or more (its
+ *            peers not), or CPU seconds per wall second low with many
+ *            involuntary context switches;
  *   network  link near its speed, InfiniBand waits far above its peers', its
  *            link probe far slower than its peers' (SC_F_LINK_SPB: in an exact
  *            collective every rank waits alike, so only a probe tells whose
@@ -47,6 +49,7 @@ typedef struct sc_rank_status {
     double slowdown;   /* own step time / median over the ring's non-stragglers */
     double own_s, compute_s, xfer_s, step_s; /* window means, seconds */
     double runq_share;   /* run-queue delay per wall second */
+    double throttled_share; /* time its cgroup's CPU quota throttled it, per wall second */
     double runq_s;       /* run-queue delay per step, seconds (summed over threads, not capped) */
     double cpu_per_wall; /* CPU seconds per wall second */
     double nvcsw_rate;   /* involuntary context switches per second */

@@ -129,7 +129,9 @@ static void describe_children(const sc_situation *sit, const unsigned char *chil
             continue;
         const sc_rank_status *st = &sit->rank[i];
         char sig[48] = "";
-        if (st->cause == SC_CAUSE_CPU)
+        if (st->cause == SC_CAUSE_CPU && st->throttled_share > 0.0)
+            snprintf(sig, sizeof sig, " throttled %.0f%%", 100.0 * st->throttled_share);
+        else if (st->cause == SC_CAUSE_CPU)
             snprintf(sig, sizeof sig, " runq %.0f%%", 100.0 * st->runq_share);
         else if (st->cause == SC_CAUSE_NETWORK && st->probe_slow)
             snprintf(sig, sizeof sig, " probe %.1fx", st->link_ratio);

@@ -15,6 +15,7 @@ enum sc_feature_index {
     SC_F_CPU_S,           /* process CPU seconds consumed during the step */
     SC_F_RUNQ_S,          /* run-queue delay (schedstat) accrued during the step */
     SC_F_NVCSW,           /* involuntary context switches during the step */
+    SC_F_THROTTLED_S,     /* seconds the process's cgroup CPU quota throttled it during the step */
     SC_F_NIC_TX_BPS,      /* NIC bytes sent per second over the step */
     SC_F_NIC_RX_BPS,      /* NIC bytes received per second over the step */
     SC_F_NIC_SPEED_BPS,   /* link speed in bytes per second, 0 when unknown */
@@ -27,6 +28,10 @@ enum sc_feature_index {
     SC_F_PAPI1,
     SC_F_PAPI2,
     SC_F_PAPI3,
+    SC_F_ARRIVE_S,        /* when this rank reached the step's first call, seconds on its own clock
+                             (the plugin's mechanism for SC_F_LAG_S; the selector does not read it) */
+    SC_F_LAG_S,           /* how much later than the earliest rank this rank reached the step's
+                             first call, seconds (the coordinator fills it from SC_F_ARRIVE_S) */
     SC_NFEAT
 };
 

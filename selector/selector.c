@@ -52,6 +52,7 @@ struct sc_selector {
     int have_steps;
     long latest_event; /* change-point estimate of the latest onset or end, -1 none */
     int urgent;
+    int persist;       /* steps a straggler must last to be persistent (the detector's) */
 
     /* Measured update interval ratio per mode since the last decision. */
     double ratio_sum[SC_LEARNED_MODES];
@@ -111,6 +112,7 @@ sc_selector *sc_selector_new(const sc_selector_config *cfg, char *msg, size_t ms
     int span = 2 * cfg->epoch_steps;
     int cap = span < WINDOW_MIN ? WINDOW_MIN : span > WINDOW_MAX ? WINDOW_MAX : span;
     int persist = cfg->epoch_steps / 2 > 2 ? cfg->epoch_steps / 2 : 2;
+    s->persist = persist;
     s->det = sc_detect_new(n, persist);
     int bad = !s->det || sc_window_init(&s->win, n, cap) != 0 || sc_hysteresis_init(&s->hys, n) != 0 ||
               sc_child_hold_init(&s->hold, n) != 0;
@@ -208,6 +210,45 @@ static double feature_median(sc_selector *s, int idx)
     return sc_median_of(s->vals, m, s->scratch);
 }
 
+/* Slowdown by arrival.  In an exact step every rank leaves the collective
+ * together, so a rank's arrival at the next step's first call, relative to
+ * the median rank's, is its extra compute: the median compute plus its
+ * lag over the median lag.  Where that is more than the compute measured
+ * outside the library, the arrival counts: a rank throttled by a CPU quota
+ * is often throttled while it waits inside MPI, and its phase times then
+ * show it barely slower (1.13x for a rank that took 4x the wall time).  In
+ * tolerant modes ranks do not leave together, and the lag is drift. */
+static void compute_by_arrival(sc_selector *s, sc_mode current_mode)
+{
+    if (current_mode != SC_MODE_SYNC && current_mode != SC_MODE_HIER)
+        return;
+    int m = 0;
+    for (int i = 0; i < s->n; i++)
+        if (s->feat[(size_t)i * SC_NFEAT + SC_F_LAG_S] > 0.0)
+            m++;
+    if (m == 0)
+        return; /* no lags (0 is the earliest rank's, and unknown) */
+    for (int i = 0; i < s->n; i++)
+        s->vals[i] = s->feat[(size_t)i * SC_NFEAT + SC_F_LAG_S];
+    double med_lag = sc_median_of(s->vals, s->n, s->scratch);
+    double med_c = feature_median(s, SC_F_COMPUTE_S);
+    if (!(med_c > 0.0))
+        return;
+    for (int i = 0; i < s->n; i++) {
+        double *f = s->feat + (size_t)i * SC_NFEAT;
+        double by_arrival = med_c + f[SC_F_LAG_S] - med_lag;
+        if (by_arrival <= f[SC_F_COMPUTE_S])
+            continue;
+        double more = by_arrival - f[SC_F_COMPUTE_S];
+        f[SC_F_COMPUTE_S] = by_arrival;
+        f[SC_F_WAIT_S] = f[SC_F_WAIT_S] > more ? f[SC_F_WAIT_S] - more : 0.0;
+        if (f[SC_F_AWAY_S] > f[SC_F_WAIT_S])
+            f[SC_F_AWAY_S] = f[SC_F_WAIT_S];
+        if (f[SC_F_STEP_S] < by_arrival)
+            f[SC_F_STEP_S] = by_arrival;
+    }
+}
+
 void sc_selector_observe(sc_selector *s, long step, sc_mode current_mode, const double *feat)
 {
     if (!s || !feat)
@@ -215,6 +256,7 @@ void sc_selector_observe(sc_selector *s, long step, sc_mode current_mode, const 
     size_t total = (size_t)s->n * SC_NFEAT;
     for (size_t j = 0; j < total; j++)
         s->feat[j] = isfinite(feat[j]) && feat[j] > 0.0 ? feat[j] : 0.0;
+    compute_by_arrival(s, current_mode);
 
     /* Learned model input: the step's update interval relative to compute. */
     if ((int)current_mode >= 0 && current_mode < SC_LEARNED_MODES) {
@@ -249,6 +291,14 @@ void sc_selector_observe(sc_selector *s, long step, sc_mode current_mode, const 
         }
         s->urgent = 1;
     }
+    /* A straggler that has just been slow long enough to be persistent is
+     * news too: it may now become a child, and at the epoch's end that
+     * could be up to an epoch later (a rank throttled from the start was
+     * made a child only at the third decision, step 60). */
+    const sc_rank_status *now_st = sc_detect_status(s->det);
+    for (int i = 0; i < s->n; i++)
+        if (now_st[i].straggler && step - now_st[i].onset_step + 1 == s->persist)
+            s->urgent = 1;
     sc_window_add(&s->win, step, s->feat, s->own, s->xfer);
     s->last_step = step;
     s->have_steps = 1;
@@ -260,7 +310,12 @@ int sc_selector_urgent(const sc_selector *s) { return s ? s->urgent : 0; }
 static void build_situation(sc_selector *s)
 {
     int n = s->n;
-    int rows = s->latest_event >= 0 ? sc_window_count_since(&s->win, s->latest_event) : s->win.count;
+    /* The first decision looks at every step since the start: a straggler
+     * present from the start has its onset found a step or two in, and
+     * cutting the window there would leave it a step short of persistent
+     * (and its starvation a step short of held) at that decision. */
+    int rows = s->latest_event >= 0 && s->last_decide_step >= 0 ? sc_window_count_since(&s->win, s->latest_event)
+                                                                : s->win.count;
     if (rows <= 0)
         rows = s->win.count;
     sc_window_means(&s->win, rows, s->mean_feat, s->mean_own, s->mean_xfer);
@@ -541,9 +596,12 @@ void sc_selector_signals(const sc_selector *s, char *buf, size_t len)
             used += snprintf(buf + used, len - (size_t)used, ", ...");
             break;
         }
-        char probe[32] = "";
+        char probe[64] = "";
         if (st[i].link_ratio > 0.0)
             snprintf(probe, sizeof probe, ", probe %.1fx", st[i].link_ratio);
+        if (st[i].throttled_share > 0.0)
+            snprintf(probe + strlen(probe), sizeof probe - strlen(probe), ", throttled %.0f%%",
+                     100.0 * st[i].throttled_share);
         used += snprintf(buf + used, len - (size_t)used, "%s rank %d %.2fx %s%s (runq %.0f%%, link %.0f%%%s)",
                          listed ? "," : "; slow:", i, st[i].slowdown, sc_sel_cause_name(st[i].cause),
                          st[i].persistent ? " persistent" : "", 100.0 * st[i].runq_share,

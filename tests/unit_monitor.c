@@ -30,5 +30,6 @@ int main(void)
     unit_monitor_net_suite();
     unit_monitor_papi_suite();
     unit_monitor_aggregate_suite();
+    unit_monitor_cgroup_suite();
     return sc_cunit_run();
 }

@@ -10,6 +10,7 @@ void unit_monitor_proc_suite(void);
 void unit_monitor_net_suite(void);
 void unit_monitor_papi_suite(void);
 void unit_monitor_aggregate_suite(void);
+void unit_monitor_cgroup_suite(void);
 
 /* Directory of the recorded fixture trees: $srcdir/fixtures (set by
  * run_suite.sh), else the source directory known at build time. */

@@ -3,6 +3,7 @@
 #include <CUnit/CUnit.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hysteresis.h"
@@ -201,6 +202,64 @@ static void test_paced_loss_keeps_straggler_in_view(void)
     for (int i = 0; i < dr.changes && i < SYNTH_MAX_CHANGES; i++)
         to_sync += dr.change_mode[i] == SC_MODE_SYNC;
     CU_ASSERT_EQUAL(to_sync, 0);
+    driver_free(&dr);
+}
+
+/* Issue 15's scenario in features: 4 ranks, rank 3 under a CPU quota
+ * needs 4x the wall time for its compute, but is throttled mostly while it
+ * waits inside MPI, so its compute phase shows 1.1x.  Its arrival at the
+ * collectives shows 4x: at the first decision (step 10, the plugin's first
+ * epoch) it becomes a child, cause cpu. */
+static void test_throttled_rank_found_by_arrival(void)
+{
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 4, 20, NULL, 11) == 0);
+    dr.first_decision = 10;
+    dr.syn.jitter = 0.01;
+    dr.syn.noise_scale = 8.0;
+    dr.syn.lags = 1;
+    dr.syn.rank[3].slow = 4.0;
+    dr.syn.rank[3].hidden = 1.0 - 0.1 / 3.0; /* 0.1 of its 3.0 extra shows outside MPI */
+    dr.syn.rank[3].runq_share = 0.75;
+    driver_run(&dr, 12, 1);
+    show("throttled rank, seen by arrival", &dr);
+    CU_ASSERT_EQUAL_FATAL(dr.changes >= 1, 1);
+    CU_ASSERT_EQUAL(dr.change_step[0], 9);
+    CU_ASSERT_EQUAL(dr.change_mode[0], SC_MODE_GROUPS);
+    CU_ASSERT(dr.parent[3] >= 0);
+    /* the decision names it by its slowdown at the collectives, not 1.1x */
+    const char *named = strstr(dr.change_reason[0], "rank 3 ");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(named);
+    CU_ASSERT(strtod(named + 7, NULL) >= 3.0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(named, "cpu"));
+    driver_free(&dr);
+}
+
+/* What the mpirun test found under a real 25% quota: the throttled rank
+ * arrives on time (its 10 ms of CPU fit in its quota) and is then
+ * throttled inside the collective, so every rank's step is as long as its
+ * own and nobody's phase times or arrival stand out; on a busy node its
+ * run queue saturates like its peers'.  Its cgroup's throttled time (75%
+ * of the wall time, the peers' none) makes it short of CPU: a child at the
+ * first decision, cause cpu. */
+static void test_quota_throttled_rank_becomes_child(void)
+{
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 4, 20, NULL, 12) == 0);
+    dr.first_decision = 10;
+    dr.syn.jitter = 0.05;
+    dr.syn.noise_scale = 8.0;
+    dr.syn.lags = 1;
+    dr.syn.comm_s = 0.08; /* everyone waits inside the collective */
+    for (int i = 0; i < 4; i++)
+        dr.syn.rank[i].runq_share = 0.7;
+    dr.syn.rank[3].throttled = 0.75;
+    driver_run(&dr, 12, 1);
+    show("quota-throttled rank, on time", &dr);
+    CU_ASSERT_EQUAL_FATAL(dr.changes >= 1, 1);
+    CU_ASSERT_EQUAL(dr.change_step[0], 9);
+    CU_ASSERT_EQUAL(dr.change_mode[0], SC_MODE_GROUPS);
+    CU_ASSERT(dr.parent[3] >= 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(dr.change_reason[0], "rank 3"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(dr.change_reason[0], "throttled 75%"));
     driver_free(&dr);
 }
 
@@ -812,6 +871,10 @@ void register_decide_suite(void)
     CU_add_test(s, "a straggler behind a per-step exact loss stays in view in quorum",
                 test_paced_loss_keeps_straggler_in_view);
     CU_add_test(s, "2 ranks: quorum of one only for a held straggler", test_two_ranks_quorum_of_one);
+    CU_add_test(s, "a rank throttled inside MPI: found by arrival, a child at the first decision",
+                test_throttled_rank_found_by_arrival);
+    CU_add_test(s, "a rank throttled by a CPU quota, on time: a child at the first decision",
+                test_quota_throttled_rank_becomes_child);
     CU_add_test(s, "more compute with CPU busy -> cause work, no child", test_work_straggler_classified);
     CU_add_test(s, "lone slow link -> cause network, child", test_slow_link_becomes_child);
     CU_add_test(s, "starved of CPU, same compute -> cause cpu, child", test_starved_rank_becomes_child);

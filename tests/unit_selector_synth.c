@@ -105,10 +105,19 @@ void synth_step(synth *s, sc_mode mode, int k, const int *parent, double *feat)
         f[SC_F_STEP_S] = step;
         f[SC_F_COMPUTE_S] = c[i];
         f[SC_F_WAIT_S] = wait;
+        double extra_c = c[i] - s->compute_s;
+        if (r->hidden > 0.0 && extra_c > 0.0 && !(r->member_only && !ring)) {
+            /* throttled inside MPI: the same wall time, less of it outside */
+            f[SC_F_COMPUTE_S] -= r->hidden * extra_c;
+            f[SC_F_WAIT_S] += r->hidden * extra_c;
+        }
+        if (s->lags && (mode == SC_MODE_SYNC || mode == SC_MODE_HIER))
+            f[SC_F_LAG_S] = c[i] - sorted[0];
         double runq = r->member_only && !ring ? 0.0 : r->runq_share;
         double busy = r->sleeps ? 0.02 * c[i] : c[i] * (1.0 - runq);
         f[SC_F_CPU_S] = busy + 0.3 * wait; /* MPI polls part of the wait */
         f[SC_F_RUNQ_S] = c[i] * runq;
+        f[SC_F_THROTTLED_S] = r->member_only && !ring ? 0.0 : step * r->throttled;
         f[SC_F_NVCSW] = (runq > 0.0 ? 400.0 : 5.0) * step;
         f[SC_F_NIC_TX_BPS] = f[SC_F_NIC_RX_BPS] = r->link_util * LINK_SPEED;
         f[SC_F_NIC_SPEED_BPS] = LINK_SPEED;
@@ -158,7 +167,9 @@ int driver_run(driver *dr, long steps, int urgent)
         synth_step(&dr->syn, dr->d.mode, dr->d.quorum_k, dr->d.mode == SC_MODE_GROUPS ? dr->parent : NULL,
                    dr->feat);
         sc_selector_observe(dr->sel, dr->step, dr->d.mode, dr->feat);
-        int epoch_end = (dr->step + 1) % dr->epoch == 0;
+        int epoch_end = (dr->step + 1) % dr->epoch == 0 || dr->step + 1 == dr->first_decision;
+        if (dr->step + 1 < dr->first_decision)
+            continue;
         if (epoch_end || (urgent && sc_selector_urgent(dr->sel))) {
             dr->decides++;
             if (sc_selector_decide(dr->sel, dr->step, &dr->d)) {

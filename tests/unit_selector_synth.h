@@ -23,6 +23,9 @@ typedef struct synth_rank {
     double xfer_extra;  /* extra own transfer time, seconds (slow link) */
     double link_spb;    /* the link probe's seconds per byte (0: no probe yet) */
     int member_only;    /* slow (slow, runq_share) only while a ring member: as a child it looks healthy */
+    double throttled;   /* share of the wall time its cgroup's CPU quota throttles it (throttled_s) */
+    double hidden;      /* share of its extra compute that a CPU quota throttles inside MPI, where it
+                           counts as wait: the phase times understate it, its arrival does not */
 } synth_rank;
 
 typedef struct synth {
@@ -34,6 +37,7 @@ typedef struct synth {
     double noise_scale; /* B of the synthetic gradients (per-rank batches); < 0: no norms */
     double round_cost_s; /* what quorum's rounds cost per step over exact transfers (0: nothing) */
     double ring_cost_s;  /* what groups' ring costs per step over exact transfers (0: nothing) */
+    int lags;            /* rows carry SC_F_LAG_S (arrival after the earliest rank) in exact modes */
     int paced;           /* a per-step exact loss after the step's calls: every rank waits there, outside
                             the engine's calls (away_s), until the last one arrives */
     synth_rank rank[SYNTH_MAX_RANKS];
@@ -55,6 +59,7 @@ typedef struct driver {
     double feat[SYNTH_MAX_RANKS * SC_NFEAT];
     long step;
     int epoch;
+    int first_decision;     /* > 0: no decision before this step (the plugin's first epoch) */
     int decides;            /* decisions taken */
     int changes;            /* decisions that changed something */
     long change_step[SYNTH_MAX_CHANGES];

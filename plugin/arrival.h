@@ -1,0 +1,34 @@
+/* Arrival lag: how much later than the earliest rank each rank reached a
+ * step's first call, as the coordinator sees it.
+ *
+ * Phase times mislead: under a collective every rank's step looks equally
+ * long, and a rank throttled by a CPU quota is often throttled while it
+ * waits inside MPI, so its time outside the library understates how late
+ * it comes.  Its arrival does not.  Each rank stamps its arrival on its own
+ * clock (SC_F_ARRIVE_S); the coordinator maps the stamps onto its clock
+ * with the smallest receive-minus-stamp seen from that rank (the one-way
+ * delay filter: clock offset plus the least delay, microseconds), and
+ * compares the ranks at the latest step every rank has reported.
+ * Plain C, no MPI: the coordinator's engine thread feeds it. */
+#ifndef STARCOLL_PLUGIN_ARRIVAL_H
+#define STARCOLL_PLUGIN_ARRIVAL_H
+
+/* Steps of stamps kept per rank: ranks further apart than this (a
+ * tolerant mode with a large staleness bound) give no lag. */
+#define SC_ARRIVAL_STEPS 64
+
+typedef struct sc_arrival sc_arrival;
+
+sc_arrival *sc_arrival_new(int nranks);
+void sc_arrival_free(sc_arrival *a);
+
+/* Rank r's next step row: its arrival stamp (its clock; <= 0: none) and
+ * when the coordinator received it (the coordinator's clock). */
+void sc_arrival_add(sc_arrival *a, int r, double stamp, double received);
+
+/* Fills lag[0..n) (seconds after the earliest rank, >= 0) at the latest
+ * step every rank has stamped, and returns that step's index (counted
+ * from each rank's first row); -1, lag untouched, when there is none. */
+long sc_arrival_lags(const sc_arrival *a, double *lag);
+
+#endif
