@@ -53,6 +53,8 @@ struct sc_selector {
     long latest_event; /* change-point estimate of the latest onset or end, -1 none */
     int urgent;
     int persist;       /* steps a straggler must last to be persistent (the detector's) */
+    int trial;         /* heuristic: a tolerant mode just entered from an exact one: decide again
+                          as soon as a quarter epoch of it is measured (tolerance must pay) */
 
     /* Measured update interval ratio per mode since the last decision. */
     double ratio_sum[SC_LEARNED_MODES];
@@ -266,6 +268,16 @@ void sc_selector_observe(sc_selector *s, long step, sc_mode current_mode, const 
             s->ratio_sum[current_mode] += interval / compute;
             s->ratio_n[current_mode]++;
         }
+    }
+    /* A tolerant mode that does not pay costs its rounds until the next
+     * epoch's decision finds so (quorum entered on a noisy machine's spread
+     * alone, GPT-2's step, spent most of a 40-step run there; groups for two
+     * ranks sharing their cores with a CPU hog, 20 steps): measure it for a
+     * quarter epoch, then decide at once. */
+    if (s->trial && current_mode == s->cur.mode &&
+        s->ratio_n[current_mode] >= (s->epoch / 4 > 1 ? s->epoch / 4 : 1)) {
+        s->trial = 0;
+        s->urgent = 1;
     }
     /* Noise scale from exact steps only: a tolerant round's sum holds a
      * varying number of buffers. */
@@ -518,6 +530,9 @@ int sc_selector_decide(sc_selector *s, long step, sc_decision *out)
         s->cur.objective = s->cand.objective;
         snprintf(s->reason, sizeof s->reason, "%s", s->cand.reason);
     }
+    s->trial = s->kind == SC_KIND_HEURISTIC && accept &&
+               (s->cur.mode == SC_MODE_QUORUM || s->cur.mode == SC_MODE_GROUPS) &&
+               (old_mode == SC_MODE_SYNC || old_mode == SC_MODE_HIER);
     const sc_rank_status *st = sc_detect_status(s->det);
     sc_child_hold_update(&s->hold, step, s->epoch, s->cur.child, st);
     int fits = sc_place_parents(n, st, s->cur.child, s->prev_parent, s->parent);
