@@ -89,6 +89,11 @@ static void step_boundary(sc_engine *e, double now)
             pthread_mutex_unlock(&monitor_mu);
         }
         sc_engine_failed(e, PMPI_Send(feat, SC_NFEAT, MPI_DOUBLE, e->coord, TAG_FEAT, e->ctrl));
+        if (e->rank == e->coord) {   /* the selector's step: its engine may nap long in direct steps */
+            pthread_mutex_lock(&e->mu);
+            pthread_cond_signal(&e->cv_engine);
+            pthread_mutex_unlock(&e->mu);
+        }
         if (e->trace) sc_trace_write_step(e->trace, e->rank, e->steps, sc_engine_mode(e), feat);
         e->steps++;
     }

@@ -34,6 +34,7 @@ static int obey(sc_engine *e, long cmd, int *back_to_rounds)
     if (cmd == CMD_ENGINE) {
         pthread_mutex_lock(&e->mu);
         e->direct = 0;
+        pthread_cond_signal(&e->cv_engine);   /* its naps were direct steps' long ones */
         pthread_mutex_unlock(&e->mu);
         if (rc == MPI_SUCCESS) rc = sc_engine_note(e, NOTE_ROUNDS);   /* before any deposit of mine */
         *back_to_rounds = 1;
@@ -74,6 +75,7 @@ static int leave_direct(sc_engine *e, int skip_slot)
     pthread_mutex_lock(&e->mu);
     e->direct = 0;
     if (skip_slot >= 0) e->slots[skip_slot].calls++;
+    pthread_cond_signal(&e->cv_engine);
     pthread_mutex_unlock(&e->mu);
     return sc_engine_note(e, NOTE_ROUNDS);
 }

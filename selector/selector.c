@@ -487,6 +487,19 @@ int sc_selector_decide(sc_selector *s, long step, sc_decision *out)
     } else {
         sc_heuristic_choose(sit, &s->pol, s->cur.mode, &s->cand);
         leave_now = tolerance_must_pay(s);
+        /* The first decision comes early for a straggler present from the
+         * start; the steps just after learning are noisy, and a spread
+         * alone there sent GPT-2's step into a quorum that cost half a
+         * step more (then back after a quarter epoch, and the way back
+         * costs too).  A spread alone waits for the next decision. */
+        if (s->last_decide_step < 0 && s->cand.mode == SC_MODE_QUORUM && s->sum.nstragglers == 0 &&
+            s->sum.nstarved == 0 && s->sum.nslow_links == 0) {
+            double spread = s->sit.spread;
+            candidate_instead(s, SC_MODE_SYNC);
+            snprintf(s->cand.reason, sizeof s->cand.reason,
+                     "sync: spread %.1f%% but no straggler held; the first decision leaves sync only for one",
+                     100.0 * spread);
+        }
     }
     sc_child_hold_apply(&s->hold, step, &s->cur, &s->cand);
 

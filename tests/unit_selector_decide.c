@@ -113,6 +113,23 @@ static void test_jitter_gives_quorum(void)
     driver_free(&dr);
 }
 
+/* The plugin's first decision comes early (step 10) for a straggler present
+ * from the start; a spread alone (jitter, the noisy steps just after
+ * learning) does not leave sync there, only at a later decision. */
+static void test_first_decision_needs_a_straggler(void)
+{
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 4) == 0);
+    dr.first_decision = 10;
+    dr.syn.jitter = 0.3;
+    dr.syn.noise_scale = 8.0;
+    driver_run(&dr, 100, 0);
+    show("jitter, first decision at step 10", &dr);
+    CU_ASSERT_FATAL(dr.changes >= 1);
+    CU_ASSERT(dr.change_step[0] > 9);
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_QUORUM);
+    driver_free(&dr);
+}
+
 /* The same jitter where quorum's rounds cost more than the waiting they
  * save (an oversubscribed node): quorum, entered on the spread alone, is
  * measured for a quarter epoch, then left for sync at once (not at the
@@ -873,6 +890,8 @@ void register_decide_suite(void)
     CU_add_test(s, "cpu straggler on a crowded machine -> cause cpu, child", test_cpu_straggler_on_crowded_machine);
     CU_add_test(s, "network-bound, nobody straggling -> hier", test_network_bound_gives_hier);
     CU_add_test(s, "lognormal jitter on all -> quorum with sensible k", test_jitter_gives_quorum);
+    CU_add_test(s, "the first decision leaves sync only for a straggler, not for a spread alone",
+                test_first_decision_needs_a_straggler);
     CU_add_test(s, "quorum measured no better than sync -> back to sync, once", test_quorum_that_does_not_pay);
     CU_add_test(s, "groups measured no better than quorum -> quorum", test_groups_that_does_not_pay);
     CU_add_test(s, "sleeping straggler (no cause) -> quorum k=n-1", test_sleeping_straggler_gives_quorum);
