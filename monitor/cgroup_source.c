@@ -120,3 +120,12 @@ void sc_cgroup_close(sc_cgroup_source *s)
     if (s && s->fd >= 0) close(s->fd);
     if (s) s->fd = -1, s->active = 0;
 }
+
+double sc_cgroup_throttled_total_s(void)
+{
+    sc_cgroup_source s;
+    sc_cgroup_open(&s, NULL, NULL, NULL, 0);
+    double total = s.active ? (double)s.last / (s.v2 ? 1e6 : 1e9) : -1.0;
+    sc_cgroup_close(&s);
+    return total;
+}

@@ -31,5 +31,8 @@ void sc_cgroup_open(sc_cgroup_source *s, const char *proc_root, const char *sys_
 double sc_cgroup_sample(sc_cgroup_source *s);
 void sc_cgroup_describe(const sc_cgroup_source *s, char *buf, size_t len);
 void sc_cgroup_close(sc_cgroup_source *s);
+/* The process's cgroup throttled time so far, seconds; -1 when unreadable
+ * (opens and closes the files: for a reading now and then). */
+double sc_cgroup_throttled_total_s(void);
 
 #endif

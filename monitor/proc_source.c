@@ -361,13 +361,3 @@ void sc_proc_close(sc_proc_source *s)
     }
     s->active = 0;
 }
-
-double sc_proc_thread_runq_s(void)
-{
-    FILE *f = fopen("/proc/thread-self/schedstat", "r");
-    if (!f) return -1.0;
-    unsigned long long run_ns = 0, wait_ns = 0;
-    int got = fscanf(f, "%llu %llu", &run_ns, &wait_ns);
-    fclose(f);
-    return got == 2 ? (double)wait_ns / 1e9 : -1.0;
-}

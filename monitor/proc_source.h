@@ -81,9 +81,4 @@ void sc_proc_describe(const sc_proc_source *s, char *buf, size_t len);
 
 void sc_proc_close(sc_proc_source *s);
 
-/* The calling thread's run-queue delay so far, seconds (the second field
- * of /proc/thread-self/schedstat: time runnable but not running, which
- * includes time throttled by a CPU quota); -1 when unreadable. */
-double sc_proc_thread_runq_s(void);
-
 #endif

@@ -25,7 +25,7 @@ typedef struct sc_comm {
     double last_exit;           /* when the last eligible call returned (compute time in between) */
     double last_any_exit;       /* when the last MPI_Allreduce on it returned */
     double learn_compute_s;     /* compute time between the calls that learned the pattern: places the coordinator */
-    double learn_runq0, learn_runq1; /* this thread's run-queue delay at the first and latest learning call (0: none) */
+    double learn_throttled0;    /* the cgroup's throttled time at the first learning call (< 0: none yet) */
     struct sc_carry *carry;     /* results drained from a dropped pattern, owed to the same tensor later */
     int said_reject;            /* this rank said why a call failed on this communicator */
     char why_exact[400];        /* why the agreed pattern stays exact, "" when it does not */

@@ -339,7 +339,7 @@ static void open_trace(sc_engine *e, int comm_id)
 
 /* The coordinator runs the rounds and the selector, and stays a ring
  * member: the lowest rank whose load while the pattern was learned (compute
- * outside the library plus run-queue delay) is
+ * outside the library plus time its cgroup's CPU quota throttled it) is
  * within 10% (or 1 ms) of the least, so a rank already slow then (starved
  * of CPU, on a busy node) neither paces the rounds nor is kept off the
  * children.  It is placed once: moving it later would hand over the

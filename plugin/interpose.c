@@ -16,7 +16,7 @@
 #include "report.h"
 #include "kernels.h"
 #include "monitor.h"
-#include "proc_source.h"
+#include "cgroup_source.h"
 #include "agree.h"
 #include "startup.h"
 
@@ -373,9 +373,12 @@ static void adopt_pattern(sc_comm *cs)
     sc_mode start = sc_rt.policy.mode == SC_MODE_AUTO ? SC_MODE_SYNC : sc_rt.policy.mode;
     sc_engine_away_hook = away_hook;
     int away = away_begin();
-    /* Compute outside the library understates a rank short of CPU (a
-     * quota throttles it inside MPI too); its run-queue delay does not. */
-    double learn_load = cs->learn_compute_s + (cs->learn_runq0 > 0 ? cs->learn_runq1 - cs->learn_runq0 : 0);
+    /* Compute outside the library understates a rank under a CPU quota
+     * (throttled inside MPI too); its cgroup's throttled time does not.
+     * (Run-queue delay would not do: on a busy node the ranks that wait
+     * poll and queue, and a rank that sleeps does not.) */
+    double thr = cs->learn_throttled0 >= 0 ? sc_cgroup_throttled_total_s() : -1;
+    double learn_load = cs->learn_compute_s + (thr >= cs->learn_throttled0 ? thr - cs->learn_throttled0 : 0);
     cs->engine = sc_engine_start(cs->comm, cs->id, start, (int)(cs->row - sc_rt.rows), learn_load);
     away_end(away);
     if (!cs->engine) {
@@ -459,10 +462,8 @@ static int tolerant_allreduce(sc_comm *cs, const sc_user_call *c, sc_dkind dk, s
         int slot = -1;
         sc_id_kind kind = sc_identity_next(cs->id, &k, &slot);
         if (kind == SC_ID_LEARNING) {
+            if (cs->learn_throttled0 < 0) cs->learn_throttled0 = sc_cgroup_throttled_total_s();
             cs->learn_compute_s += outside;
-            double rq = sc_proc_thread_runq_s();
-            if (rq > 0 && cs->learn_runq0 <= 0) cs->learn_runq0 = rq;
-            if (rq > 0) cs->learn_runq1 = rq;
             return learning_call(cs, &k, c, dk);
         }
         if (kind == SC_ID_SLOT && !cs->engine) {
@@ -512,7 +513,8 @@ static int tolerant_allreduce(sc_comm *cs, const sc_user_call *c, sc_dkind dk, s
                 if (sc_comm_engines() > 0) sc_comm_away(NULL, 0, SC_AWAY_OTHER_COMM);
             }
             sc_identity_relearn(cs->id);
-            cs->learn_compute_s = cs->learn_runq0 = cs->learn_runq1 = 0;
+            cs->learn_compute_s = 0;
+            cs->learn_throttled0 = -1;
             cs->row->relearns += 1;
             continue;
         }
