@@ -352,6 +352,11 @@ static sc_cause cause_of(const sc_rank_status *st, double med_compute, double me
     if (compute_up) {
         if (cpu)
             return SC_CAUSE_CPU;
+        /* A rank behind a slow link also arrives late (its collectives
+         * finish late for it), which counts as compute by arrival: its own
+         * probe, far slower than its peers', says which it is. */
+        if (st->probe_slow)
+            return SC_CAUSE_NETWORK;
         if (cpu_full)
             return SC_CAUSE_WORK;
         if (network)
