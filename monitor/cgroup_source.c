@@ -65,6 +65,8 @@ static int cpu_cgroup(const char *proc_root, char *path, size_t len, int *v2)
 
 void sc_cgroup_open(sc_cgroup_source *s, const char *proc_root, const char *sys_root, char *msg, size_t msglen)
 {
+    (void)msg;
+    (void)msglen;
     memset(s, 0, sizeof *s);
     s->fd = -1;
     if (!proc_root) proc_root = "/proc";
@@ -87,8 +89,6 @@ void sc_cgroup_open(sc_cgroup_source *s, const char *proc_root, const char *sys_
                  s->v2 ? "v2 cpu.stat throttled_usec" : "v1 cpu.stat throttled_time");
         if (s->fd >= 0) close(s->fd);
         s->fd = -1;
-        (void)msg;
-        (void)msglen;
         return;
     }
     s->last = v;
