@@ -63,10 +63,18 @@ static int cpu_cgroup(const char *proc_root, char *path, size_t len, int *v2)
     return 0;
 }
 
-void sc_cgroup_open(sc_cgroup_source *s, const char *proc_root, const char *sys_root, char *msg, size_t msglen)
+/* Re-reads the throttling counter (v2 microseconds, v1 nanoseconds). */
+static int read_counter(const sc_cgroup_source *s, uint64_t *out)
 {
-    (void)msg;
-    (void)msglen;
+    char text[1024];
+    return sc_sysfile_reread(s->fd, text, sizeof text) < 0 ? -1
+           : stat_value(text, s->v2 ? "throttled_usec" : "throttled_time", out);
+}
+
+static double seconds(const sc_cgroup_source *s, uint64_t v) { return (double)v / (s->v2 ? 1e6 : 1e9); }
+
+void sc_cgroup_open(sc_cgroup_source *s, const char *proc_root, const char *sys_root)
+{
     memset(s, 0, sizeof *s);
     s->fd = -1;
     if (!proc_root) proc_root = "/proc";
@@ -81,10 +89,8 @@ void sc_cgroup_open(sc_cgroup_source *s, const char *proc_root, const char *sys_
         s->fd = sc_sysfile_open(sys_root, "fs/cgroup/cpu%s/cpu.stat", rel);
         if (s->fd < 0) s->fd = sc_sysfile_open(sys_root, "fs/cgroup/cpu,cpuacct%s/cpu.stat", rel);
     }
-    char text[1024];
     uint64_t v;
-    if (s->fd < 0 || sc_sysfile_reread(s->fd, text, sizeof text) < 0 ||
-        stat_value(text, s->v2 ? "throttled_usec" : "throttled_time", &v) != 0) {
+    if (s->fd < 0 || read_counter(s, &v) != 0) {
         snprintf(s->why, sizeof s->why, "no readable throttling count for cgroup %.80s (%s)", s->path,
                  s->v2 ? "v2 cpu.stat throttled_usec" : "v1 cpu.stat throttled_time");
         if (s->fd >= 0) close(s->fd);
@@ -98,14 +104,11 @@ void sc_cgroup_open(sc_cgroup_source *s, const char *proc_root, const char *sys_
 double sc_cgroup_sample(sc_cgroup_source *s)
 {
     if (!s || !s->active) return 0.0;
-    char text[1024];
     uint64_t v;
-    if (sc_sysfile_reread(s->fd, text, sizeof text) < 0 ||
-        stat_value(text, s->v2 ? "throttled_usec" : "throttled_time", &v) != 0)
-        return 0.0;
+    if (read_counter(s, &v) != 0) return 0.0;
     uint64_t d = v >= s->last ? v - s->last : 0;
     s->last = v;
-    return (double)d / (s->v2 ? 1e6 : 1e9);
+    return seconds(s, d);
 }
 
 void sc_cgroup_describe(const sc_cgroup_source *s, char *buf, size_t len)
@@ -124,8 +127,8 @@ void sc_cgroup_close(sc_cgroup_source *s)
 double sc_cgroup_throttled_total_s(void)
 {
     sc_cgroup_source s;
-    sc_cgroup_open(&s, NULL, NULL, NULL, 0);
-    double total = s.active ? (double)s.last / (s.v2 ? 1e6 : 1e9) : -1.0;
+    sc_cgroup_open(&s, NULL, NULL);
+    double total = s.active ? seconds(&s, s.last) : -1.0;
     sc_cgroup_close(&s);
     return total;
 }

@@ -25,9 +25,9 @@ typedef struct sc_cgroup_source {
 } sc_cgroup_source;
 
 /* proc_root and sys_root: "/proc" and "/sys" (NULL: those), or a fixture
- * tree.  Nothing is written to msg: an inactive source says why in `why`,
- * which the monitor's description shows (as the other sources do). */
-void sc_cgroup_open(sc_cgroup_source *s, const char *proc_root, const char *sys_root, char *msg, size_t msglen);
+ * tree.  An inactive source says why in `why`, which the monitor's
+ * description shows. */
+void sc_cgroup_open(sc_cgroup_source *s, const char *proc_root, const char *sys_root);
 /* Seconds throttled since the previous sample (0 when inactive). */
 double sc_cgroup_sample(sc_cgroup_source *s);
 void sc_cgroup_describe(const sc_cgroup_source *s, char *buf, size_t len);

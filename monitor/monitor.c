@@ -49,7 +49,7 @@ sc_monitor *sc_monitor_open(const sc_monitor_config *cfg, char *msg, size_t msgl
     sc_ib_open(&m->ib, cfg->sys_root, msg, msglen);
     sc_nic_open(&m->nic, cfg->nic, cfg->sys_root, m->ib.active, msg, msglen);
     sc_proc_open(&m->proc, cfg->proc_root, msg, msglen);
-    sc_cgroup_open(&m->cgroup, cfg->proc_root, cfg->sys_root, msg, msglen);
+    sc_cgroup_open(&m->cgroup, cfg->proc_root, cfg->sys_root);
     sc_papi_open(&m->papi, cfg->papi_events, msg, msglen);
     if (cfg->verbose >= 1)
         notice_description(m, msg, msglen);

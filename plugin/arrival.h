@@ -2,9 +2,12 @@
  * step's first call, as the coordinator sees it.
  *
  * Phase times mislead: under a collective every rank's step looks equally
- * long, and a rank throttled by a CPU quota is often throttled while it
- * waits inside MPI, so its time outside the library understates how late
- * it comes.  Its arrival does not.  Each rank stamps its arrival on its own
+ * long, and a rank held up between its calls (compute stretched, or
+ * throttled after it left MPI) may show less time outside the library than
+ * it cost.  Its arrival does not.  (A rank under a CPU quota whose compute
+ * fits the quota arrives on time and is throttled inside the collective:
+ * its cgroup's throttled time finds that one, monitor/cgroup_source.h.)
+ * Each rank stamps its arrival on its own
  * clock (SC_F_ARRIVE_S); the coordinator maps the stamps onto its clock
  * with the smallest receive-minus-stamp seen from that rank (the one-way
  * delay filter: clock offset plus the least delay, microseconds), and

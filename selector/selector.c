@@ -216,10 +216,10 @@ static double feature_median(sc_selector *s, int idx)
  * together, so a rank's arrival at the next step's first call, relative to
  * the median rank's, is its extra compute: the median compute plus its
  * lag over the median lag.  Where that is more than the compute measured
- * outside the library, the arrival counts: a rank throttled by a CPU quota
- * is often throttled while it waits inside MPI, and its phase times then
- * show it barely slower (1.13x for a rank that took 4x the wall time).  In
- * tolerant modes ranks do not leave together, and the lag is drift. */
+ * outside the library, the arrival counts: time a rank lost between its
+ * calls that its phase times do not show.  (A slow link makes a rank
+ * arrive late too; detect.c lets its probe name that.)  In tolerant modes
+ * ranks do not leave together, and the lag is drift. */
 static void compute_by_arrival(sc_selector *s, sc_mode current_mode)
 {
     if (current_mode != SC_MODE_SYNC && current_mode != SC_MODE_HIER)
@@ -624,16 +624,16 @@ void sc_selector_signals(const sc_selector *s, char *buf, size_t len)
             used += snprintf(buf + used, len - (size_t)used, ", ...");
             break;
         }
-        char probe[64] = "";
+        char extra[64] = "";   /* the probe and the throttling, where measured */
         if (st[i].link_ratio > 0.0)
-            snprintf(probe, sizeof probe, ", probe %.1fx", st[i].link_ratio);
+            snprintf(extra, sizeof extra, ", probe %.1fx", st[i].link_ratio);
         if (st[i].throttled_share > 0.0)
-            snprintf(probe + strlen(probe), sizeof probe - strlen(probe), ", throttled %.0f%%",
+            snprintf(extra + strlen(extra), sizeof extra - strlen(extra), ", throttled %.0f%%",
                      100.0 * st[i].throttled_share);
         used += snprintf(buf + used, len - (size_t)used, "%s rank %d %.2fx %s%s (runq %.0f%%, link %.0f%%%s)",
                          listed ? "," : "; slow:", i, st[i].slowdown, sc_sel_cause_name(st[i].cause),
                          st[i].persistent ? " persistent" : "", 100.0 * st[i].runq_share,
-                         100.0 * st[i].link_util, probe);
+                         100.0 * st[i].link_util, extra);
         listed++;
     }
 }
