@@ -53,7 +53,7 @@ long sc_arrival_lags(const sc_arrival *a, double *lag)
         if (r == 0 || last < j) j = last;
         if (last > newest) newest = last;
     }
-    if (j < 0 || newest - j >= SC_ARRIVAL_STEPS) return -1;
+    if (j < 0 || newest - j > SC_ARRIVAL_LEVEL) return -1;
     double earliest = 0.0;
     for (int r = 0; r < a->n; r++) {
         double t = a->stamp[(size_t)r * SC_ARRIVAL_STEPS + (size_t)(j % SC_ARRIVAL_STEPS)] + a->offset[r];

@@ -16,9 +16,14 @@
 #ifndef STARCOLL_PLUGIN_ARRIVAL_H
 #define STARCOLL_PLUGIN_ARRIVAL_H
 
-/* Steps of stamps kept per rank: ranks further apart than this (a
- * tolerant mode with a large staleness bound) give no lag. */
+/* Steps of stamps kept per rank. */
 #define SC_ARRIVAL_STEPS 64
+/* Ranks more steps apart than this give no lag: a rank left steps behind
+ * by a tolerant mode, in exact rounds that pair deposits by round, not by
+ * step, reaches every step late without being slow (after a quorum, every
+ * rank behind looked 12x slow and auto went back to quorum on it).  In
+ * exact steps run in lockstep the ranks are at most a step or two apart. */
+#define SC_ARRIVAL_LEVEL 3
 
 typedef struct sc_arrival sc_arrival;
 
@@ -31,7 +36,8 @@ void sc_arrival_add(sc_arrival *a, int r, double stamp, double received);
 
 /* Fills lag[0..n) (seconds after the earliest rank, >= 0) at the latest
  * step every rank has stamped, and returns that step's index (counted
- * from each rank's first row); -1, lag untouched, when there is none. */
+ * from each rank's first row); -1, lag untouched, when there is none or
+ * the ranks are more than SC_ARRIVAL_LEVEL steps apart. */
 long sc_arrival_lags(const sc_arrival *a, double *lag);
 
 #endif

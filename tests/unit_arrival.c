@@ -46,6 +46,22 @@ static void test_latest_common_step(void)
     sc_arrival_free(a);
 }
 
+/* A rank left steps behind (a quorum's late rank, back in exact rounds)
+ * at the others' pace is not late: no lag beyond SC_ARRIVAL_LEVEL steps
+ * apart; a lag at that distance still. */
+static void test_behind_not_slow(void)
+{
+    sc_arrival *a = sc_arrival_new(2);
+    double lag[2];
+    for (int step = 0; step < 20; step++) sc_arrival_add(a, 0, 1.0 + 0.04 * step, 1.0 + 0.04 * step);
+    for (int step = 0; step < 20 - SC_ARRIVAL_LEVEL - 1; step++)
+        sc_arrival_add(a, 1, 1.4 + 0.04 * step, 1.4 + 0.04 * step);   /* behind, 0.4 s */
+    CU_ASSERT_EQUAL(sc_arrival_lags(a, lag), -1);
+    sc_arrival_add(a, 1, 1.4 + 0.04 * 16, 1.4 + 0.04 * 16);              /* now SC_ARRIVAL_LEVEL apart */
+    CU_ASSERT_EQUAL(sc_arrival_lags(a, lag), 19 - SC_ARRIVAL_LEVEL);
+    sc_arrival_free(a);
+}
+
 /* Ranks further apart than the stamps kept, bad stamps and arguments. */
 static void test_bounds(void)
 {
@@ -72,6 +88,7 @@ int main(void)
     CU_pSuite s = CU_add_suite("arrival lag", NULL, NULL);
     CU_add_test(s, "clock offsets by the least delay; a late rank's lag", test_offsets_and_lag);
     CU_add_test(s, "the latest step every rank has stamped", test_latest_common_step);
+    CU_add_test(s, "a rank steps behind at the others' pace is not late", test_behind_not_slow);
     CU_add_test(s, "ranks too far apart, bad stamps and arguments", test_bounds);
     return sc_cunit_run();
 }
