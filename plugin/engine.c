@@ -416,7 +416,7 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, i
     e->k = quorum_k(e);
     e->stats.min_fresh = -1;
     ok = ok && sc_groups_init(e) == 0 && sc_probe_init(e) == 0;
-    if (ok && e->rank == e->coord) ok = (e->decider = sc_decider_new(e, comm_id)) != NULL;
+    if (ok && e->rank == e->coord) ok = (e->decider = sc_decider_new(e, comm, comm_id)) != NULL;
     /* Collective over comm: every rank starts its engine at the same call.
      * The outcome is agreed on, so a failure anywhere leaves all exact. */
     int rc1 = PMPI_Comm_dup(comm, &e->ctrl);

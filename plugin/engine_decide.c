@@ -13,6 +13,8 @@
 #include "schedule.h"
 #include "report.h"
 #include "arrival.h"
+#include "straggler_log.h"
+#include "report_stragglers.h"
 
 /* auto: steps before the first decision, at most (the selector's
  * persistence span at the default epoch). */
@@ -40,11 +42,29 @@ struct sc_decider {
     int have_candidate;
     sc_selector *sel;           /* auto */
     sc_schedule *schedule;      /* auto with STARCOLL_SCHEDULE: its decisions, not the selector's */
+    sc_straggler_log *slog;     /* auto: who straggled, for the report's straggler table */
+    int *world_rank;            /* n: each rank's rank in MPI_COMM_WORLD, -1 unknown */
     long step;
     sc_decision dec;
 };
 
-struct sc_decider *sc_decider_new(sc_engine *e, int comm_id)
+/* Each rank's world rank, for the report (local calls only). */
+static void map_world_ranks(MPI_Comm comm, int n, int *world)
+{
+    MPI_Group g = MPI_GROUP_NULL, wg = MPI_GROUP_NULL;
+    int *ranks = malloc(sizeof(int) * (size_t)n);
+    int ok = ranks && PMPI_Comm_group(comm, &g) == MPI_SUCCESS &&
+             PMPI_Comm_group(MPI_COMM_WORLD, &wg) == MPI_SUCCESS;
+    for (int r = 0; ranks && r < n; r++) ranks[r] = r;
+    ok = ok && PMPI_Group_translate_ranks(g, n, ranks, wg, world) == MPI_SUCCESS;
+    for (int r = 0; r < n; r++)
+        if (!ok || world[r] == MPI_UNDEFINED) world[r] = -1;
+    if (g != MPI_GROUP_NULL) PMPI_Group_free(&g);
+    if (wg != MPI_GROUP_NULL) PMPI_Group_free(&wg);
+    free(ranks);
+}
+
+struct sc_decider *sc_decider_new(sc_engine *e, MPI_Comm comm, int comm_id)
 {
     struct sc_decider *d = calloc(1, sizeof *d);
     if (!d) return NULL;
@@ -68,6 +88,9 @@ struct sc_decider *sc_decider_new(sc_engine *e, int comm_id)
         d->dec_parent = malloc(sizeof(int) * (size_t)e->n);
         d->arrival = sc_arrival_new(e->n);
         d->lag = calloc((size_t)e->n, sizeof(double));
+        d->slog = sc_straggler_log_new(e->n);   /* none when out of memory: the table says so */
+        d->world_rank = malloc(sizeof(int) * (size_t)e->n);
+        if (d->world_rank) map_world_ranks(comm, e->n, d->world_rank);
         sc_selector_config cfg = {
             .kind = sc_rt.policy.selector == SC_SELECTOR_LEARNED ? SC_KIND_LEARNED : SC_KIND_HEURISTIC,
             .nranks = e->n,
@@ -113,6 +136,9 @@ void sc_decider_free(struct sc_decider *d)
     free(d->dec_parent);
     sc_arrival_free(d->arrival);
     free(d->lag);
+    if (d->sel) sc_report_stragglers(d->comm_id, d->slog, d->world_rank);
+    sc_straggler_log_free(d->slog);
+    free(d->world_rank);
     if (d->sel) sc_selector_free(d->sel);
     sc_schedule_free(d->schedule);
     free(d);
@@ -139,7 +165,11 @@ static void feed_selector(struct sc_decider *d)
     }
     int lags = sc_arrival_lags(d->arrival, d->lag) >= 0;
     for (int r = 0; r < d->n; r++) d->row[(size_t)r * SC_NFEAT + SC_F_LAG_S] = lags ? d->lag[r] : 0.0;
-    sc_selector_observe(d->sel, d->step++, d->e->mode, d->row);
+    sc_engine *e = d->e;
+    sc_selector_observe(d->sel, d->step, e->mode, d->row);
+    sc_straggler_log_step(d->slog, d->step, e->mode, e->k, e->parent, sc_selector_own_times(d->sel), d->row,
+                          sc_selector_ranks(d->sel));
+    d->step++;
     d->observed = 1;
 }
 
@@ -178,7 +208,9 @@ static int decide_auto(struct sc_decider *d, long *parent, sc_mode *mode, int *k
                         : d->step - d->last_decide < sc_rt.policy.epoch && !sc_selector_urgent(d->sel)) return 0;
         d->decided = 1;
         d->last_decide = d->step;
-        if (!sc_selector_decide(d->sel, d->step, &d->dec)) return 0;
+        int changed = sc_selector_decide(d->sel, d->step, &d->dec);
+        sc_straggler_log_classified(d->slog, sc_selector_ranks(d->sel));
+        if (!changed) return 0;
     }
     sc_mode m = d->dec.mode;
     if (m == SC_MODE_AUTO || m >= SC_NMODES) m = SC_MODE_SYNC;

@@ -331,7 +331,7 @@ int sc_stall_progress(sc_engine *e);
 void sc_stall_alarm(sc_engine *e, int r, double waited);
 
 /* engine_decide.c: the coordinator's membership and mode decisions */
-struct sc_decider *sc_decider_new(sc_engine *e, int comm_id);
+struct sc_decider *sc_decider_new(sc_engine *e, MPI_Comm comm, int comm_id);
 void sc_decider_free(struct sc_decider *d);
 /* Fold in one rank's step features (drained from TAG_FEAT). */
 void sc_decider_observe(struct sc_decider *d, int rank, const double *feat);

@@ -7,6 +7,7 @@
 #include "runtime.h"
 #include "monitor.h"
 #include "outfile.h"
+#include "report_stragglers.h"
 
 /* Per-row fields reduced with MPI_SUM, then with MPI_MAX. */
 enum { F_ELIG, F_PASS, F_BYTES, F_TIME, F_MODE0, F_SIZE = F_MODE0 + SC_NMODES, F_INST, F_RANKS,
@@ -198,21 +199,23 @@ void sc_report_coordinator(int comm, int rank)
     sc_report_note(comm, text);
 }
 
-/* Decisions are kept by each communicator's coordinator, which may be any
- * rank: world rank 0 gathers them, in rank order.  NULL when they cannot be
- * had (the report then goes without them); *count gets their number. */
-static char *gather_decisions(int *count)
+/* Decisions and straggler rows are kept by each communicator's
+ * coordinator, which may be any rank: world rank 0 gathers a text of each
+ * process, in rank order.  NULL when they cannot be had (the report then
+ * goes without them); *count (may be NULL) gets the sum of mine_count. */
+static char *gather_text(const char *mine, int mine_count, int *count)
 {
-    int len = (int)strlen(sc_rt.decisions), n = sc_rt.world_size, me = sc_rt.world_rank;
+    int len = (int)strlen(mine), n = sc_rt.world_size, me = sc_rt.world_rank, sum = 0;
     int *lens = me == 0 ? calloc((size_t)n, sizeof(int)) : NULL, *at = me == 0 ? calloc((size_t)n, sizeof(int)) : NULL;
     int ok = me != 0 || (lens && at), all = 0;
     if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS || !all ||
-        PMPI_Reduce(&sc_rt.ndecisions, count, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD) != MPI_SUCCESS ||
+        PMPI_Reduce(&mine_count, &sum, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD) != MPI_SUCCESS ||
         PMPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
         free(lens);
         free(at);
         return NULL;
     }
+    if (count) *count = sum;
     size_t total = 0;
     for (int r = 0; me == 0 && r < n; r++) {
         at[r] = (int)total;
@@ -221,7 +224,7 @@ static char *gather_decisions(int *count)
     char *text = me == 0 ? malloc(total + 1) : NULL;
     ok = me != 0 || text;
     if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS || !all ||
-        PMPI_Gatherv(sc_rt.decisions, len, MPI_CHAR, text, lens, at, MPI_CHAR, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
+        PMPI_Gatherv(mine, len, MPI_CHAR, text, lens, at, MPI_CHAR, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
         free(text);
         text = NULL;
     }
@@ -231,6 +234,25 @@ static char *gather_decisions(int *count)
     return text;
 }
 
+/* Every rank's host name, HOST_LEN chars each, at world rank 0 (NULL
+ * elsewhere, or when they cannot be had). */
+#define HOST_LEN 64
+static char *gather_hosts(void)
+{
+    char mine[HOST_LEN] = "", name[MPI_MAX_PROCESSOR_NAME] = "";
+    int len = 0;
+    if (PMPI_Get_processor_name(name, &len) == MPI_SUCCESS) snprintf(mine, sizeof mine, "%s", name);
+    int me = sc_rt.world_rank, ok, all = 0;
+    char *hosts = me == 0 ? calloc((size_t)sc_rt.world_size, HOST_LEN) : NULL;
+    ok = me != 0 || hosts;
+    if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS || !all ||
+        PMPI_Gather(mine, HOST_LEN, MPI_CHAR, hosts, HOST_LEN, MPI_CHAR, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
+        free(hosts);
+        return NULL;
+    }
+    return hosts;
+}
+
 static void write_decisions(FILE *f, const char *text, int count)
 {
     if (!text || !text[0]) return;
@@ -238,7 +260,12 @@ static void write_decisions(FILE *f, const char *text, int count)
     fputs(text, f);
 }
 
-static void write_report(FILE *f, const double *sum, const double *max, const char *decisions, int ndecisions)
+typedef struct gathered {
+    char *decisions, *stragglers, *hosts;
+    int ndecisions;
+} gathered;
+
+static void write_report(FILE *f, const double *sum, const double *max, const gathered *g)
 {
     char pol[512], inj[256];
     sc_policy_describe(&sc_rt.policy, pol, sizeof pol);
@@ -275,7 +302,8 @@ static void write_report(FILE *f, const double *sum, const double *max, const ch
     write_not_reshaped(f, sum);
     write_identity(f, sum);
     write_tolerant(f, sum, max);
-    write_decisions(f, decisions, ndecisions);
+    sc_stragglers_write(f, g->stragglers, g->hosts, HOST_LEN);
+    write_decisions(f, g->decisions, g->ndecisions);
     fprintf(f, "@--- end of starcoll report ---\n");
     fprintf(f, "starcoll: totals eligible=%.0f passthrough=%.0f bytes=%.0f", tot[F_ELIG], tot[F_PASS], tot[F_BYTES]);
     for (int k = 0; k < SC_MODE_AUTO; k++) fprintf(f, " %s=%.0f", sc_mode_name((sc_mode)k), tot[F_MODE0 + k]);
@@ -286,6 +314,43 @@ static void write_report(FILE *f, const double *sum, const double *max, const ch
     }
     fprintf(f, " rounds=%.0f min_fresh=%.0f max_staleness=%.0f relaxed=%.0f\n", tot[F_ROUNDS],
             negmin > -1e9 ? -negmin : 0, stale, tot[F_RELAXED]);
+}
+
+/* The straggler table's CSV beside a report file: REPORT.stragglers.csv
+ * (outfile.h: never over an existing file). */
+static void write_csv(const char *report_used, const gathered *g)
+{
+    char path[SC_PATH_LEN + 40], used[SC_PATH_LEN + 48], note[2 * SC_PATH_LEN + 200];
+    snprintf(path, sizeof path, "%s.stragglers.csv", report_used);
+    FILE *f = sc_outfile_open(path, used, sizeof used, note, sizeof note);
+    if (note[0]) fprintf(stderr, "starcoll: straggler CSV: %s\n", note);
+    if (!f) return;
+    sc_stragglers_write_csv(f, g->stragglers, g->hosts, HOST_LEN);
+    int err = sc_outfile_close(f);
+    if (err) fprintf(stderr, "starcoll: straggler CSV: writing %s failed (%s)\n", used, strerror(err));
+}
+
+/* World rank 0: the report to its file (or stderr), and the CSV. */
+static void write_files(const double *gsum, const double *gmax, const gathered *g)
+{
+    FILE *f = stderr;
+    char used[SC_PATH_LEN + 16] = "", note[SC_PATH_LEN * 2 + 100];
+    if (sc_rt.policy.report == SC_REPORT_FILE) {
+        f = sc_outfile_open(sc_rt.policy.report_path, used, sizeof used, note, sizeof note);
+        if (note[0]) fprintf(stderr, "starcoll: STARCOLL_REPORT: %s%s\n", note, f ? "" : "; writing the report to stderr");
+        if (!f) f = stderr;
+    }
+    write_report(f, gsum, gmax, g);
+    if (f != stderr) {
+        int err = sc_outfile_close(f);
+        if (err) {   /* said, and the report goes to stderr after all */
+            fprintf(stderr, "starcoll: STARCOLL_REPORT: writing %s failed (%s); the report follows on stderr\n", used,
+                    strerror(err));
+            write_report(stderr, gsum, gmax, g);
+        }
+        write_csv(used, g);
+    }
+    fflush(stderr);
 }
 
 void sc_report_write(void)
@@ -299,25 +364,13 @@ void sc_report_write(void)
         if (sc_rt.world_rank == 0) fprintf(stderr, "starcoll: could not gather the report; none written\n");
         return;
     }
-    int ndecisions = 0;
-    char *decisions = gather_decisions(&ndecisions);
-    if (sc_rt.world_rank != 0) return;
-    FILE *f = stderr;
-    char used[SC_PATH_LEN + 16] = "", note[SC_PATH_LEN * 2 + 100];
-    if (sc_rt.policy.report == SC_REPORT_FILE) {
-        f = sc_outfile_open(sc_rt.policy.report_path, used, sizeof used, note, sizeof note);
-        if (note[0]) fprintf(stderr, "starcoll: STARCOLL_REPORT: %s%s\n", note, f ? "" : "; writing the report to stderr");
-        if (!f) f = stderr;
-    }
-    write_report(f, gsum, gmax, decisions, ndecisions);
-    if (f != stderr) {
-        int err = sc_outfile_close(f);
-        if (err) {   /* said, and the report goes to stderr after all */
-            fprintf(stderr, "starcoll: STARCOLL_REPORT: writing %s failed (%s); the report follows on stderr\n", used,
-                    strerror(err));
-            write_report(stderr, gsum, gmax, decisions, ndecisions);
-        }
-    }
-    free(decisions);
+    gathered g = {0};
+    g.decisions = gather_text(sc_rt.decisions, sc_rt.ndecisions, &g.ndecisions);
+    g.stragglers = gather_text(sc_rt.stragglers, 0, NULL);
+    g.hosts = gather_hosts();
+    if (sc_rt.world_rank == 0) write_files(gsum, gmax, &g);
+    free(g.decisions);
+    free(g.stragglers);
+    free(g.hosts);
     fflush(stderr);
 }

@@ -45,6 +45,7 @@ typedef struct sc_runtime {
     int said[32];               /* one-time notices already printed */
     struct sc_monitor *monitor; /* tolerant policies: per-step signals (application thread) */
     char decisions[8192];       /* selector decisions, for the report (this process's coordinators; gathered for the report) */
+    char stragglers[16384];     /* straggler table rows of this process's coordinators (report_stragglers.h) */
     char row_why[SC_REPORT_ROWS][400];   /* why a row's agreed pattern stays exact (the same on every rank) */
     int ndecisions;
 } sc_runtime;

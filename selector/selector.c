@@ -588,6 +588,8 @@ int sc_selector_is_learned(const sc_selector *s) { return s && s->kind == SC_KIN
 
 const sc_rank_status *sc_selector_ranks(const sc_selector *s) { return sc_detect_status(s->det); }
 
+const double *sc_selector_own_times(const sc_selector *s) { return s->own; }
+
 double sc_selector_noise_scale(const sc_selector *s, int *measured)
 {
     if (measured)

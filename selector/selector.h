@@ -82,6 +82,10 @@ int sc_selector_is_learned(const sc_selector *s);
 /* Per-rank detection and cause as of the last decision (nranks entries). */
 const sc_rank_status *sc_selector_ranks(const sc_selector *s);
 
+/* Each rank's own step time at the latest observed step (nranks entries,
+ * sc_detect_own_times; by arrival at the collective in exact steps). */
+const double *sc_selector_own_times(const sc_selector *s);
+
 /* Smoothed gradient noise scale in per-rank batches; *measured (may be
  * NULL) is 0 while it is still the prior (nranks). */
 double sc_selector_noise_scale(const sc_selector *s, int *measured);

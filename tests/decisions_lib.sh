@@ -112,3 +112,61 @@ res_reaction() {
           state = now }
         END { if (!found) print -1, "-", "-" }' <<<"$1"
 }
+
+# ---- the report's straggler table (its CSV beside the report) -----------------
+# A verdict failure: vfail where the caller gives verdicts another attempt
+# (mpi_resources.sh), fail elsewhere.
+res_verdict_fail() { if declare -F vfail >/dev/null; then vfail "$@"; else fail "$@"; fi; }
+
+# res_table_show NAME: the table as the report prints it, indented.
+res_table_show() {
+    sed -n '/^@--- Stragglers/,/^@--- /p' "$SC_WORK/$1.report" 2>/dev/null | sed '$d' | cut -c1-220 | sed 's/^/      /'
+}
+
+# res_table_check NAME RANK CAUSE FROM_LO FROM_HI TO_LO TO_HI: the CSV beside
+# NAME's report lists world rank RANK with cause CAUSE ("-": any), from a
+# step in FROM_LO..FROM_HI to one in TO_LO..TO_HI (TO_LO "end": still slow
+# when the run ended), and no other rank cost more waiting under sync.
+res_table_check() {
+    local name=$1 rank=$2 cause=$3 flo=$4 fhi=$5 tlo=$6 thi=$7 csv="$SC_WORK/$1.report.stragglers.csv"
+    local top row from to until_end got slower what
+    if [ ! -s "$csv" ]; then
+        fail "$name: no straggler CSV beside the report ($csv)"
+        return
+    fi
+    top=$(awk -F, 'NR > 1 && $13 + 0 > best { best = $13 + 0; r = $2 } END { print r }' "$csv")
+    # RANK's row of the most waiting: from to until_end cause slowdown
+    row=$(awk -F, -v r="$rank" 'NR > 1 && $2 == r && $13 + 0 >= best { best = $13 + 0; row = $6 " " $7 " " $8 " " $10 " " $5 }
+                               END { print row }' "$csv")
+    read -r from to until_end got slower <<<"$row"
+    what="rank $rank${cause:+ ($cause)} from a step in $flo..$fhi to $([ "$tlo" = end ] && echo "the end" || echo "a step in $tlo..$thi")"
+    if [ -z "$row" ]; then
+        res_verdict_fail "$name: the straggler table does not list rank $rank; wanted $what"
+    elif [ "$top" != "$rank" ]; then
+        res_verdict_fail "$name: the straggler table's costliest row is rank $top, not rank $rank"
+    elif [ "$cause" != - ] && [ "$got" != "$cause" ]; then
+        res_verdict_fail "$name: the straggler table gives rank $rank the cause $got; wanted $cause"
+    elif [ "$from" -lt "$flo" ] || [ "$from" -gt "$fhi" ]; then
+        res_verdict_fail "$name: the straggler table has rank $rank slow from step $from; wanted $what"
+    elif [ "$tlo" = end ] && [ "$until_end" != 1 ]; then
+        res_verdict_fail "$name: the straggler table has rank $rank slow until step $to, not to the end"
+    elif [ "$tlo" != end ] && { [ "$until_end" = 1 ] || [ "$to" -lt "$tlo" ] || [ "$to" -gt "$thi" ]; }; then
+        res_verdict_fail "$name: the straggler table has rank $rank slow until $([ "$until_end" = 1 ] && echo "the end" || echo "step $to"); wanted $what"
+    else
+        ok "$name: the straggler table names rank $rank, ${slower}x, cause $got, steps $from-$([ "$until_end" = 1 ] && echo end || echo "$to")"
+        return
+    fi
+    res_table_show "$name"
+}
+
+# res_table_nobody NAME: the report says nobody straggled, and the CSV has
+# no row.
+res_table_nobody() {
+    local name=$1 csv="$SC_WORK/$1.report.stragglers.csv"
+    if grep -q '^@ Nobody straggled' "$SC_WORK/$name.report" 2>/dev/null && [ "$(wc -l <"$csv" 2>/dev/null)" = 1 ]; then
+        ok "$name: the straggler table names nobody"
+    else
+        res_verdict_fail "$name: the straggler table names a straggler in a run without one"
+        res_table_show "$name"
+    fi
+}

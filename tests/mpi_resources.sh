@@ -8,8 +8,9 @@
 #            (ranks on btl tcp,self) is found and classed network;
 #   onset    a straggler that appears mid-run and later goes away: the
 #            mode changes, then changes back;
-# and in each, mpi_tolerant's own checks (nothing lost or doubled, replicas
-# equal after a flush).  cpu and network need root, a cgroup cpu controller,
+# in each, the report's straggler table (its CSV) names the slow rank with
+# the right cause and steps; and in each, mpi_tolerant's own checks (nothing
+# lost or doubled, replicas equal after a flush).  cpu and network need root, a cgroup cpu controller,
 # ip and tc; without them each says "skip - why".  Namespaces, veths,
 # cgroups and the jobs' processes are removed on every exit.
 #
@@ -166,6 +167,7 @@ test_cpu() {
         res_trace_rank_means "$SC_WORK/$name.trace" "$np"
     fi
     res_child_check "$name" "$slow" "$np"
+    res_table_check "$name" "$slow" cpu 0 15 end end
 }
 
 # ---- throttled: issue 15's rank under a quota of 25% ---------------------------
@@ -200,6 +202,7 @@ throttled_job() {   # throttled_job STEPS
         res_show_decisions "$SC_WORK/$name.report"
         res_trace_rank_means "$SC_WORK/$name.trace" "$np"
     fi
+    res_table_check "$name" "$slow" cpu 0 12 end end
 }
 
 # ---- network: one rank behind a slow veth ---------------------------------------
@@ -261,6 +264,7 @@ test_network() {
         res_trace_rank_means "$SC_WORK/$name.trace" "$np"
     fi
     res_child_check "$name" "$slow" "$np"
+    res_table_check "$name" "$slow" network 0 30 end end
 }
 
 # ---- onset: a straggler that comes and goes ---------------------------------------
@@ -294,6 +298,10 @@ onset_attempt() {
         return 2
     fi
     local where="slow in application steps $start..$((end - 1)) = coordinator steps $o..$((e - 1)): the engine counts from pattern learning's end, $shift steps in"
+    # The table: rank 1 (a sleep: no resource signal) from about its onset
+    # to about its end; a quorum lets it fall behind, and its slow rows
+    # reach the coordinator that much later.
+    res_table_check "$name" 1 none $((o - 6)) $((o + 6)) $((e - 6)) $((e + 40))
     if [ "$d1" -ge 0 ]; then
         ok "$name: the mode changed from $m0 to $m1 at coordinator step $d1, $((d1 - o)) steps after the onset ($where)"
     else

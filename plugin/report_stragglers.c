@@ -1,0 +1,170 @@
+#include "config.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report_stragglers.h"
+#include "runtime.h"
+#include "names.h"
+
+/* The coordinator's text, one line per watched communicator and per row,
+ * fields separated by tabs (a signal holds no tab):
+ *   W comm steps kept
+ *   R comm world_rank comm_rank from to last_step slow_steps slowdown sync_cost child quorum_out cause signal */
+void sc_report_stragglers(int comm_id, const sc_straggler_log *log, const int *world_rank)
+{
+    char *buf = sc_rt.stragglers;
+    size_t cap = sizeof sc_rt.stragglers, used = strlen(buf);
+    long steps = sc_straggler_log_steps(log);
+    if (used + 64 >= cap) return;
+    used += (size_t)snprintf(buf + used, cap - used, "W\t%d\t%ld\t%d\n", comm_id, steps, log != NULL);
+    sc_straggler_row rows[SC_SLOG_MAX_ROWS];
+    int n = sc_straggler_log_rows(log, rows, SC_SLOG_MAX_ROWS, NULL);
+    for (int i = 0; i < n; i++) {
+        const sc_straggler_row *r = &rows[i];
+        if (used + 300 >= cap) break;   /* the first rows are kept */
+        used += (size_t)snprintf(buf + used, cap - used, "R\t%d\t%d\t%d\t%ld\t%ld\t%ld\t%ld\t%.3f\t%.6f\t%ld\t%ld\t%s\t%s\n",
+                                 comm_id, world_rank ? world_rank[r->rank] : -1, r->rank, r->from_step, r->to_step,
+                                 steps - 1, r->slow_steps, r->slowdown, r->sync_cost_s, r->child_steps,
+                                 r->quorum_out_steps, sc_sel_cause_name(r->cause), r->signal);
+    }
+}
+
+typedef struct parsed {
+    int comm, world, rank;
+    long from, to, last, slow, child, qout;
+    double slowdown, cost;
+    char cause[16], signal[100];
+} parsed;
+
+/* Splits a line in place at tabs; returns the number of fields. */
+static int split(char *line, char **field, int max)
+{
+    int n = 0;
+    for (char *p = line; n < max;) {
+        field[n++] = p;
+        p = strchr(p, '\t');
+        if (!p) break;
+        *p++ = '\0';
+    }
+    return n;
+}
+
+static int parse_row(char **f, int nf, parsed *p)
+{
+    if (nf != 14) return 0;
+    p->comm = atoi(f[1]);
+    p->world = atoi(f[2]);
+    p->rank = atoi(f[3]);
+    p->from = atol(f[4]);
+    p->to = atol(f[5]);
+    p->last = atol(f[6]);
+    p->slow = atol(f[7]);
+    p->slowdown = atof(f[8]);
+    p->cost = atof(f[9]);
+    p->child = atol(f[10]);
+    p->qout = atol(f[11]);
+    snprintf(p->cause, sizeof p->cause, "%s", f[12]);
+    snprintf(p->signal, sizeof p->signal, "%s", f[13]);
+    return 1;
+}
+
+static const char *host_of(const char *hosts, int host_len, int world)
+{
+    if (!hosts || world < 0 || world >= sc_rt.world_size) return "?";
+    const char *h = hosts + (size_t)world * (size_t)host_len;
+    return h[0] ? h : "?";
+}
+
+/* Calls row() for each row; returns the number of watched communicators,
+ * *steps_out (may be NULL) the most steps one watched, *rows_out (may be
+ * NULL) the rows. */
+typedef void (*row_fn)(FILE *f, const parsed *p, const char *host);
+static int walk(FILE *f, const char *text, const char *hosts, int host_len, row_fn row, long *steps_out, int *rows_out)
+{
+    int rows = 0;
+    char *copy = text ? strdup(text) : NULL;
+    int watched = 0;
+    long steps = 0;
+    for (char *save = NULL, *line = copy ? strtok_r(copy, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+        char *fld[16];
+        int nf = split(line, fld, 16);
+        parsed p;
+        if (fld[0][0] == 'W' && nf == 4) {
+            watched++;
+            if (atol(fld[2]) > steps) steps = atol(fld[2]);
+        } else if (fld[0][0] == 'R' && parse_row(fld, nf, &p)) {
+            rows++;
+            if (row) row(f, &p, host_of(hosts, host_len, p.world));
+        }
+    }
+    free(copy);
+    if (steps_out) *steps_out = steps;
+    if (rows_out) *rows_out = rows;
+    return watched;
+}
+
+static void table_row(FILE *f, const parsed *p, const char *host)
+{
+    char span[48];
+    if (p->to < 0) snprintf(span, sizeof span, "%ld-end", p->from);
+    else snprintf(span, sizeof span, "%ld-%ld", p->from, p->to);
+    char who[16];
+    snprintf(who, sizeof who, "%d", p->world >= 0 ? p->world : p->rank);
+    fprintf(f, "%4d %5s %-16.16s %7.2fx %13s %8ld %-8s %7ld %9ld %12.3f  %s\n", p->comm, who, host, p->slowdown, span,
+            p->slow, p->cause, p->child, p->qout, p->cost, p->signal);
+}
+
+void sc_stragglers_write(FILE *f, const char *text, const char *hosts, int host_len)
+{
+    fprintf(f, "@--- Stragglers: ranks held slower than %.1fx the median, by arrival at the collectives"
+               " (steps counted by each communicator's coordinator) ---\n", SC_STRAGGLER_RATIO);
+    long steps = 0;
+    int nrows = 0;
+    if (walk(NULL, text, hosts, host_len, NULL, &steps, &nrows) == 0) {
+        fprintf(f, "@ Not watched: %s\n", sc_rt.policy.mode == SC_MODE_AUTO
+                                              ? "no communicator ran the selector (see the calls above)"
+                                              : "ranks are watched for stragglers under STARCOLL_MODE=auto only");
+        return;
+    }
+    if (nrows == 0) {
+        fprintf(f, "@ Nobody straggled: no rank was held %.1fx slower than the median for %d steps or more (%ld steps"
+                   " watched)\n", SC_STRAGGLER_RATIO, SC_SLOG_MIN_STEPS, steps);
+        return;
+    }
+    fprintf(f, "%4s %5s %-16s %8s %13s %8s %-8s %7s %9s %12s  %s\n", "comm", "rank", "host", "slower", "steps", "slow",
+            "cause", "child", "no-quorum", "sync-wait(s)", "signal");
+    walk(f, text, hosts, host_len, table_row, NULL, NULL);
+    fprintf(f, "@ rank: world rank; slower: own step time over the median's while slow; steps: first to last slow step"
+               " (end: still slow); slow: steps held slow; child, no-quorum: steps it was a child, or slow while quorum"
+               " rounds went without it; sync-wait: seconds every other rank would have waited for it under sync\n");
+}
+
+static void csv_field(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* The signal last, so the fields before it split at commas. */
+static void csv_row(FILE *f, const parsed *p, const char *host)
+{
+    fprintf(f, "%d,%d,", p->comm, p->world);
+    csv_field(f, host);
+    fprintf(f, ",%d,%.3f,%ld,%ld,%d,%ld,%s,%ld,%ld,%.6f,", p->rank, p->slowdown, p->from, p->to < 0 ? p->last : p->to,
+            p->to < 0, p->slow, p->cause, p->child, p->qout, p->cost);
+    csv_field(f, p->signal);
+    fputc('\n', f);
+}
+
+int sc_stragglers_write_csv(FILE *f, const char *text, const char *hosts, int host_len)
+{
+    if (walk(NULL, text, hosts, host_len, NULL, NULL, NULL) == 0) return -1;
+    fprintf(f, "comm,rank,host,comm_rank,slowdown,from_step,to_step,until_end,slow_steps,cause,child_steps,"
+               "quorum_out_steps,sync_wait_s,signal\n");
+    walk(f, text, hosts, host_len, csv_row, NULL, NULL);
+    return 0;
+}

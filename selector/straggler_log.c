@@ -1,0 +1,287 @@
+#include "straggler_log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "order_stats.h"
+
+/* Steps a classification made before the change-point test held the rank
+ * slow still counts for the episode that opens. */
+#define SC_SLOG_PENDING_STEPS 20
+
+typedef struct episode {
+    sc_straggler_row row;
+    double ratio_sum;   /* own / median, summed over the slow steps */
+    int votes[4];       /* classifications per cause while it was open */
+    long link_steps;    /* slow steps behind a far slower link */
+    int used;
+} episode;
+
+struct sc_straggler_log {
+    int n;
+    long steps;
+    episode ep[SC_SLOG_MAX_ROWS];
+    int *open;          /* per rank: its open episode, -1 none */
+    int *last;          /* per rank: its latest episode, -1 none */
+    double *vals, *scratch;
+    double *link, *link_med;   /* per rank: probe time per byte over the median's; that median */
+    /* per rank, classifications that found a cause while no episode was
+     * open (a decision may find it before the change-point test holds it) */
+    int (*pending_votes)[4];
+    sc_straggler_row *pending;  /* cause and signal of the latest of them (from_step: its step) */
+    int dropped;
+};
+
+sc_straggler_log *sc_straggler_log_new(int nranks)
+{
+    if (nranks < 1) return NULL;
+    sc_straggler_log *l = calloc(1, sizeof *l);
+    if (!l) return NULL;
+    l->n = nranks;
+    l->open = malloc(sizeof(int) * (size_t)nranks);
+    l->last = malloc(sizeof(int) * (size_t)nranks);
+    l->vals = malloc(sizeof(double) * (size_t)nranks);
+    l->scratch = malloc(sizeof(double) * (size_t)nranks);
+    l->link = calloc((size_t)nranks, sizeof(double));
+    l->link_med = calloc((size_t)nranks, sizeof(double));
+    l->pending_votes = calloc((size_t)nranks, sizeof *l->pending_votes);
+    l->pending = calloc((size_t)nranks, sizeof *l->pending);
+    if (!l->open || !l->last || !l->vals || !l->scratch || !l->link || !l->link_med || !l->pending_votes || !l->pending) {
+        sc_straggler_log_free(l);
+        return NULL;
+    }
+    for (int i = 0; i < nranks; i++) l->open[i] = l->last[i] = -1;
+    return l;
+}
+
+void sc_straggler_log_free(sc_straggler_log *l)
+{
+    if (!l) return;
+    free(l->open);
+    free(l->last);
+    free(l->vals);
+    free(l->scratch);
+    free(l->link);
+    free(l->link_med);
+    free(l->pending_votes);
+    free(l->pending);
+    free(l);
+}
+
+static int listed(const episode *e)
+{
+    return e->used && e->row.slow_steps >= SC_SLOG_MIN_STEPS &&
+           (e->row.slowdown >= SC_STRAGGLER_RATIO || e->link_steps >= SC_SLOG_MIN_STEPS);
+}
+
+/* A free slot, or a closed false alarm's; -1 when every slot holds a row
+ * worth keeping. */
+static int new_episode(sc_straggler_log *l)
+{
+    for (int j = 0; j < SC_SLOG_MAX_ROWS; j++)
+        if (!l->ep[j].used) return j;
+    for (int j = 0; j < SC_SLOG_MAX_ROWS; j++) {
+        const episode *e = &l->ep[j];
+        if (l->open[e->row.rank] != j && !listed(e)) {
+            if (l->last[e->row.rank] == j) l->last[e->row.rank] = -1;
+            return j;
+        }
+    }
+    return -1;
+}
+
+static void open_episode(sc_straggler_log *l, int i, long step, const sc_rank_status *st)
+{
+    long from = st->straggler && st->onset_step >= 0 && st->onset_step <= step ? st->onset_step : step;
+    int j = l->last[i];
+    if (j >= 0 && l->ep[j].used && l->ep[j].row.rank == i && l->ep[j].row.to_step >= 0 &&
+        from - l->ep[j].row.to_step <= SC_SLOG_MERGE_GAP) {
+        l->open[i] = j;   /* slow again soon after: the same episode */
+        return;
+    }
+    j = new_episode(l);
+    if (j < 0) {
+        l->dropped++;
+        return;
+    }
+    episode *e = &l->ep[j];
+    memset(e, 0, sizeof *e);
+    e->used = 1;
+    e->row.rank = i;
+    e->row.from_step = from;
+    e->row.to_step = -1;
+    if (l->steps - l->pending[i].from_step <= SC_SLOG_PENDING_STEPS) {   /* what decisions just before found */
+        e->row.cause = l->pending[i].cause;
+        memcpy(e->row.signal, l->pending[i].signal, sizeof e->row.signal);
+        memcpy(e->votes, l->pending_votes[i], sizeof e->votes);
+    }
+    memset(l->pending_votes[i], 0, sizeof l->pending_votes[i]);
+    memset(&l->pending[i], 0, sizeof l->pending[i]);
+    l->open[i] = l->last[i] = j;
+}
+
+/* Per rank, its link probe's time per byte over the median of the ranks
+ * that have probed, or 0 without probes; vals[] gets them. */
+static void link_ratios(sc_straggler_log *l, const double *feat)
+{
+    int m = 0;
+    for (int i = 0; i < l->n; i++) {
+        double spb = feat ? feat[(size_t)i * SC_NFEAT + SC_F_LINK_SPB] : 0.0;
+        if (spb > 0.0) l->scratch[m++] = spb;
+    }
+    double med = 0.0;
+    if (m >= 2) {   /* the median of the probed ranks (in place: scratch is ours) */
+        for (int a = 1; a < m; a++)
+            for (int b = a; b > 0 && l->scratch[b - 1] > l->scratch[b]; b--) {
+                double t = l->scratch[b];
+                l->scratch[b] = l->scratch[b - 1];
+                l->scratch[b - 1] = t;
+            }
+        med = m % 2 ? l->scratch[m / 2] : 0.5 * (l->scratch[m / 2 - 1] + l->scratch[m / 2]);
+    }
+    for (int i = 0; i < l->n; i++) {
+        double spb = feat ? feat[(size_t)i * SC_NFEAT + SC_F_LINK_SPB] : 0.0;
+        l->link[i] = med > 0.0 && spb > 0.0 ? spb / med : 0.0;
+        l->link_med[i] = med;
+    }
+}
+
+void sc_straggler_log_step(sc_straggler_log *l, long step, sc_mode mode, int k, const int *parent,
+                           const double *own, const double *feat, const sc_rank_status *st)
+{
+    if (!l || !own || !st) return;
+    l->steps++;
+    link_ratios(l, feat);
+    /* The median of the ranks the test does not hold slow (all of them
+     * when it holds every rank slow). */
+    int m = 0;
+    for (int i = 0; i < l->n; i++)
+        if (!st[i].straggler) l->vals[m++] = own[i];
+    if (m == 0)
+        for (int i = 0; i < l->n; i++) l->vals[m++] = own[i];
+    double median = sc_median_of(l->vals, m, l->scratch);
+    int partial_quorum = mode == SC_MODE_QUORUM && k > 0 && k < l->n;
+    for (int i = 0; i < l->n; i++) {
+        /* Slow by arrival (the test holds it, and it is), or behind a link
+         * its probe finds far slower than its peers' (in an exact
+         * collective everyone waits alike for a slow link, so arrival
+         * does not show it). */
+        double ratio = median > 0.0 ? own[i] / median : 1.0;
+        int link_far = l->link[i] >= SC_SLOG_LINK_FAR;
+        int slow = (st[i].straggler && ratio >= SC_STRAGGLER_RATIO) || link_far;
+        if ((st[i].straggler || link_far) && l->open[i] < 0) open_episode(l, i, step, &st[i]);
+        int j = l->open[i];
+        if (j < 0) continue;
+        episode *e = &l->ep[j];
+        if (!st[i].straggler && !link_far) {   /* ended */
+            l->open[i] = -1;
+            continue;
+        }
+        if (!slow) continue;
+        e->row.slow_steps++;
+        e->link_steps += link_far;
+        e->row.to_step = step;   /* the last slow step so far */
+        e->ratio_sum += ratio;
+        e->row.slowdown = e->ratio_sum / (double)e->row.slow_steps;
+        /* What the others wait for it in sync: its late arrival, or its
+         * link's extra time for the step's bytes. */
+        double late = own[i] > median ? own[i] - median : 0.0;
+        double bytes = feat ? feat[(size_t)i * SC_NFEAT + SC_F_BYTES] : 0.0;
+        double link_extra = link_far ? bytes * l->link_med[i] * (l->link[i] - 1.0) : 0.0;
+        e->row.sync_cost_s += late > link_extra ? late : link_extra;
+        if (mode == SC_MODE_GROUPS && parent && parent[i] >= 0) e->row.child_steps++;
+        if (partial_quorum) e->row.quorum_out_steps++;
+    }
+}
+
+void sc_straggler_signal(const sc_rank_status *st, double median_compute_s, char *buf, size_t len)
+{
+    if (!buf || len == 0) return;
+    switch (st->cause) {
+    case SC_CAUSE_CPU:
+        if (st->throttled_share >= 0.05)
+            snprintf(buf, len, "throttled %.0f%% of wall by its CPU quota", 100.0 * st->throttled_share);
+        else if (st->runq_share >= 0.05)
+            snprintf(buf, len, "run-queue delay %.0f%% of wall", 100.0 * st->runq_share);
+        else
+            snprintf(buf, len, "%.2f CPU s per wall s, %.0f involuntary switches/s", st->cpu_per_wall, st->nvcsw_rate);
+        break;
+    case SC_CAUSE_NETWORK:
+        if (st->link_ratio > 0.0)
+            snprintf(buf, len, "link probe %.1fx its peers' time per byte", st->link_ratio);
+        else if (st->ib_wait_ps > 0.0)
+            snprintf(buf, len, "InfiniBand waits %.3g/s", st->ib_wait_ps);
+        else if (st->link_util > 0.0)
+            snprintf(buf, len, "link at %.0f%% of its speed", 100.0 * st->link_util);
+        else
+            snprintf(buf, len, "own transfer %.1f ms a step, compute unchanged", 1e3 * st->xfer_s);
+        break;
+    case SC_CAUSE_WORK:
+        if (median_compute_s > 0.0)
+            snprintf(buf, len, "compute %.2fx the median, CPU fully used", st->compute_s / median_compute_s);
+        else
+            snprintf(buf, len, "more compute, CPU fully used");
+        break;
+    default:
+        snprintf(buf, len, "no resource signal (sleeping, I/O, or a call starcoll cannot see)");
+        break;
+    }
+}
+
+void sc_straggler_log_classified(sc_straggler_log *l, const sc_rank_status *st)
+{
+    if (!l || !st) return;
+    for (int i = 0; i < l->n; i++) l->vals[i] = st[i].compute_s;
+    double median_compute = sc_median_of(l->vals, l->n, l->scratch);
+    for (int i = 0; i < l->n; i++) {
+        int c = st[i].cause >= SC_CAUSE_NONE && st[i].cause <= SC_CAUSE_WORK ? (int)st[i].cause : SC_CAUSE_NONE;
+        int j = l->open[i];
+        int *votes = j >= 0 ? l->ep[j].votes : l->pending_votes[i];
+        sc_straggler_row *r = j >= 0 ? &l->ep[j].row : &l->pending[i];
+        if (j < 0 && c == SC_CAUSE_NONE) continue;   /* not slow, or not yet explained */
+        if (j < 0 && l->steps - r->from_step > SC_SLOG_PENDING_STEPS) {   /* old news */
+            memset(votes, 0, sizeof(int) * 4);
+            memset(r, 0, sizeof *r);
+        }
+        if (j < 0) r->from_step = l->steps;
+        votes[c]++;
+        /* The cause most classifications found while it was slow (one
+         * window on a loaded machine can show anything; a child's own
+         * exchange with its parent can look like a slow link); the signal
+         * of the latest classification that found it. */
+        if (c == (int)r->cause || votes[c] > votes[r->cause] || !r->signal[0]) {
+            r->cause = (sc_cause)c;
+            sc_straggler_signal(&st[i], median_compute, r->signal, sizeof r->signal);
+        }
+    }
+}
+
+long sc_straggler_log_steps(const sc_straggler_log *l) { return l ? l->steps : 0; }
+
+int sc_straggler_log_rows(const sc_straggler_log *l, sc_straggler_row *rows, int max, int *dropped)
+{
+    if (dropped) *dropped = l ? l->dropped : 0;
+    if (!l || !rows) return 0;
+    int n = 0;
+    for (int j = 0; j < SC_SLOG_MAX_ROWS; j++) {
+        if (!listed(&l->ep[j])) continue;
+        if (n == max) {
+            if (dropped) (*dropped)++;
+            continue;
+        }
+        /* insertion by onset, then rank */
+        int at = n++;
+        while (at > 0 && (rows[at - 1].from_step > l->ep[j].row.from_step ||
+                          (rows[at - 1].from_step == l->ep[j].row.from_step && rows[at - 1].rank > l->ep[j].row.rank))) {
+            rows[at] = rows[at - 1];
+            at--;
+        }
+        rows[at] = l->ep[j].row;
+        /* Still slow at the end: open, or slow within the last steps, when
+         * ranks leave one by one and their last rows say little. */
+        if (l->open[rows[at].rank] == j || rows[at].to_step >= l->steps - 1 - SC_SLOG_END_STEPS) rows[at].to_step = -1;
+        if (!rows[at].signal[0]) snprintf(rows[at].signal, sizeof rows[at].signal, "no decision while it was slow");
+    }
+    return n;
+}

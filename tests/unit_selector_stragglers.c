@@ -1,0 +1,195 @@
+/* The straggler table's rows (selector/straggler_log.h): who, from which
+ * step to which, how much slower by own time, the cause most
+ * classifications found, children and quorum steps, and the sync cost;
+ * false alarms left out. */
+#include <string.h>
+
+#include <CUnit/CUnit.h>
+#include "straggler_log.h"
+
+#define N 4
+
+/* One step: ranks in `slow` take `factor` times the others' 10 ms; the
+ * detector's status says so (straggler flag, onset at `onset`). */
+static void step(sc_straggler_log *l, long s, sc_mode mode, int k, const int *parent, unsigned slow, double factor,
+                 long onset, sc_rank_status *st)
+{
+    double own[N];
+    for (int i = 0; i < N; i++) {
+        int is = (slow >> i) & 1;
+        own[i] = is ? 0.010 * factor : 0.010;
+        if (is && !st[i].straggler) st[i].onset_step = onset;
+        if (!is && st[i].straggler) st[i].end_step = s;
+        st[i].straggler = is;
+    }
+    sc_straggler_log_step(l, s, mode, k, parent, own, NULL, st);
+}
+
+static void test_persistent_child(void)
+{
+    sc_straggler_log *l = sc_straggler_log_new(N);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    sc_rank_status st[N];
+    memset(st, 0, sizeof st);
+    int parent[N] = {-1, -1, -1, -1};
+    for (long s = 0; s < 30; s++) {
+        sc_mode mode = s < 10 ? SC_MODE_SYNC : SC_MODE_GROUPS;
+        if (s == 10) parent[2] = 0;
+        step(l, s, mode, N, parent, s >= 3 ? 1u << 2 : 0, 4.0, 2, st);
+        if (s == 9 || s == 19) {   /* decisions: cpu, then (one window) none, then cpu again */
+            st[2].cause = SC_CAUSE_CPU;
+            st[2].throttled_share = 0.7;
+            sc_straggler_log_classified(l, st);
+        }
+        if (s == 14) {
+            st[2].cause = SC_CAUSE_NONE;
+            sc_straggler_log_classified(l, st);
+        }
+    }
+    sc_straggler_row rows[4];
+    int dropped = -1;
+    CU_ASSERT_EQUAL_FATAL(sc_straggler_log_rows(l, rows, 4, &dropped), 1);
+    CU_ASSERT_EQUAL(dropped, 0);
+    CU_ASSERT_EQUAL(rows[0].rank, 2);
+    CU_ASSERT_EQUAL(rows[0].from_step, 2);    /* the test's estimated onset */
+    CU_ASSERT_EQUAL(rows[0].to_step, -1);     /* still slow at the end */
+    CU_ASSERT_EQUAL(rows[0].slow_steps, 27);
+    CU_ASSERT_DOUBLE_EQUAL(rows[0].slowdown, 4.0, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(rows[0].sync_cost_s, 27 * 0.030, 1e-9);
+    CU_ASSERT_EQUAL(rows[0].child_steps, 20);
+    CU_ASSERT_EQUAL(rows[0].quorum_out_steps, 0);
+    CU_ASSERT_EQUAL(rows[0].cause, SC_CAUSE_CPU);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rows[0].signal, "throttled 70%"));
+    CU_ASSERT_EQUAL(sc_straggler_log_steps(l), 30);
+    sc_straggler_log_free(l);
+}
+
+/* A decision finds the cause before the change-point test holds the rank
+ * slow (a CPU quota seen in its cgroup's throttled time); a later one,
+ * while it is a child, reads its exchange with its parent as a slow link:
+ * the first finding counts, and a tie keeps it. */
+static void test_cause_found_first(void)
+{
+    sc_straggler_log *l = sc_straggler_log_new(N);
+    sc_rank_status st[N];
+    memset(st, 0, sizeof st);
+    for (long s = 0; s < 40; s++) {
+        step(l, s, SC_MODE_SYNC, N, NULL, s >= 12 ? 1u << 3 : 0, 3.0, 9, st);
+        if (s == 10) {
+            st[3].cause = SC_CAUSE_CPU;
+            st[3].throttled_share = 0.9;
+            sc_straggler_log_classified(l, st);
+        }
+        if (s == 30) {
+            st[3].cause = SC_CAUSE_NETWORK;
+            sc_straggler_log_classified(l, st);
+        }
+    }
+    sc_straggler_row rows[4];
+    CU_ASSERT_EQUAL_FATAL(sc_straggler_log_rows(l, rows, 4, NULL), 1);
+    CU_ASSERT_EQUAL(rows[0].from_step, 9);
+    CU_ASSERT_EQUAL(rows[0].cause, SC_CAUSE_CPU);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rows[0].signal, "throttled 90%"));
+    sc_straggler_log_free(l);
+}
+
+static void test_onset_end_and_quorum(void)
+{
+    sc_straggler_log *l = sc_straggler_log_new(N);
+    sc_rank_status st[N];
+    memset(st, 0, sizeof st);
+    for (long s = 0; s < 60; s++) {
+        unsigned slow = s >= 20 && s < 40 ? 1u << 1 : 0;
+        step(l, s, s >= 22 ? SC_MODE_QUORUM : SC_MODE_SYNC, 3, NULL, slow, 2.0, 20, st);
+    }
+    sc_straggler_row rows[4];
+    CU_ASSERT_EQUAL_FATAL(sc_straggler_log_rows(l, rows, 4, NULL), 1);
+    CU_ASSERT_EQUAL(rows[0].rank, 1);
+    CU_ASSERT_EQUAL(rows[0].from_step, 20);
+    CU_ASSERT_EQUAL(rows[0].to_step, 39);   /* the step before the estimated end */
+    CU_ASSERT_EQUAL(rows[0].slow_steps, 20);
+    CU_ASSERT_EQUAL(rows[0].quorum_out_steps, 18);
+    CU_ASSERT_EQUAL(rows[0].cause, SC_CAUSE_NONE);
+    CU_ASSERT_STRING_EQUAL(rows[0].signal, "no decision while it was slow");
+    sc_straggler_log_free(l);
+}
+
+static void test_false_alarms_and_merge(void)
+{
+    sc_straggler_log *l = sc_straggler_log_new(N);
+    sc_rank_status st[N];
+    memset(st, 0, sizeof st);
+    for (long s = 0; s < 80; s++) {
+        unsigned slow = 0;
+        if (s >= 5 && s < 8) slow |= 1u << 0;                        /* 3 steps: too short */
+        if (s >= 10 && s < 20) slow |= 1u << 3;                      /* held slow, but 1.1x: a false alarm */
+        if ((s >= 30 && s < 40) || (s >= 43 && s < 50)) slow |= 1u << 2;   /* a 3-step gap: one episode */
+        double factor = (slow & (1u << 3)) ? 1.1 : 3.0;
+        step(l, s, SC_MODE_SYNC, N, NULL, slow, factor, s, st);
+    }
+    sc_straggler_row rows[4];
+    CU_ASSERT_EQUAL_FATAL(sc_straggler_log_rows(l, rows, 4, NULL), 1);
+    CU_ASSERT_EQUAL(rows[0].rank, 2);
+    CU_ASSERT_EQUAL(rows[0].from_step, 30);
+    CU_ASSERT_EQUAL(rows[0].to_step, 49);
+    CU_ASSERT_EQUAL(rows[0].slow_steps, 17);
+    sc_straggler_log_free(l);
+}
+
+/* A slow link in sync: every rank waits alike in the collective, so no
+ * arrival shows it; its probe does, from the first probe on. */
+static void test_slow_link(void)
+{
+    sc_straggler_log *l = sc_straggler_log_new(N);
+    sc_rank_status st[N];
+    memset(st, 0, sizeof st);
+    double own[N] = {0.05, 0.05, 0.05, 0.05}, feat[N * SC_NFEAT];
+    memset(feat, 0, sizeof feat);
+    for (long s = 0; s < 40; s++) {
+        for (int i = 0; i < N; i++) {
+            feat[i * SC_NFEAT + SC_F_BYTES] = 1e6;
+            if (s >= 8) feat[i * SC_NFEAT + SC_F_LINK_SPB] = i == 3 ? 1e-7 : 1e-8;   /* probes from step 8 */
+        }
+        sc_straggler_log_step(l, s, SC_MODE_SYNC, N, NULL, own, feat, st);
+        if (s == 20) {
+            st[3].cause = SC_CAUSE_NETWORK;
+            st[3].link_ratio = 10.0;
+            sc_straggler_log_classified(l, st);
+        }
+    }
+    sc_straggler_row rows[4];
+    CU_ASSERT_EQUAL_FATAL(sc_straggler_log_rows(l, rows, 4, NULL), 1);
+    CU_ASSERT_EQUAL(rows[0].rank, 3);
+    CU_ASSERT_EQUAL(rows[0].from_step, 8);
+    CU_ASSERT_EQUAL(rows[0].to_step, -1);
+    CU_ASSERT_EQUAL(rows[0].slow_steps, 32);
+    CU_ASSERT_DOUBLE_EQUAL(rows[0].slowdown, 1.0, 1e-9);              /* by arrival: not slower */
+    CU_ASSERT_DOUBLE_EQUAL(rows[0].sync_cost_s, 32 * 1e6 * 9e-8, 1e-9); /* its link's extra time */
+    CU_ASSERT_EQUAL(rows[0].cause, SC_CAUSE_NETWORK);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rows[0].signal, "link probe 10.0x"));
+    sc_straggler_log_free(l);
+}
+
+static void test_nobody(void)
+{
+    sc_straggler_log *l = sc_straggler_log_new(N);
+    sc_rank_status st[N];
+    memset(st, 0, sizeof st);
+    for (long s = 0; s < 50; s++) step(l, s, SC_MODE_SYNC, N, NULL, 0, 1.0, -1, st);
+    sc_straggler_row rows[4];
+    CU_ASSERT_EQUAL(sc_straggler_log_rows(l, rows, 4, NULL), 0);
+    CU_ASSERT_EQUAL(sc_straggler_log_steps(l), 50);
+    CU_ASSERT_PTR_NULL(sc_straggler_log_new(0));
+    sc_straggler_log_free(l);
+}
+
+void register_stragglers_suite(void)
+{
+    CU_pSuite s = CU_add_suite("straggler table", NULL, NULL);
+    CU_add_test(s, "persistent cpu straggler made a child", test_persistent_child);
+    CU_add_test(s, "a cause found before the test holds it slow counts", test_cause_found_first);
+    CU_add_test(s, "onset and end, left out of quorums", test_onset_end_and_quorum);
+    CU_add_test(s, "false alarms left out, close episodes merged", test_false_alarms_and_merge);
+    CU_add_test(s, "a slow link found by its probe", test_slow_link);
+    CU_add_test(s, "nobody in a run without a straggler", test_nobody);
+}
