@@ -78,8 +78,8 @@ static const char *host_of(const char *hosts, int host_len, int world)
 /* Calls row() for each row; returns the number of watched communicators,
  * *steps_out (may be NULL) the most steps one watched, *rows_out (may be
  * NULL) the rows. */
-typedef void (*row_fn)(FILE *f, const parsed *p, const char *host);
-static int walk(FILE *f, const char *text, const char *hosts, int host_len, row_fn row, long *steps_out, int *rows_out)
+typedef void (*row_fn)(void *ctx, const parsed *p, const char *host);
+static int walk(void *ctx, const char *text, const char *hosts, int host_len, row_fn row, long *steps_out, int *rows_out)
 {
     int rows = 0;
     char *copy = text ? strdup(text) : NULL;
@@ -94,7 +94,7 @@ static int walk(FILE *f, const char *text, const char *hosts, int host_len, row_
             if (atol(fld[2]) > steps) steps = atol(fld[2]);
         } else if (fld[0][0] == 'R' && parse_row(fld, nf, &p)) {
             rows++;
-            if (row) row(f, &p, host_of(hosts, host_len, p.world));
+            if (row) row(ctx, &p, host_of(hosts, host_len, p.world));
         }
     }
     free(copy);
@@ -103,40 +103,117 @@ static int walk(FILE *f, const char *text, const char *hosts, int host_len, row_
     return watched;
 }
 
-static void table_row(FILE *f, const parsed *p, const char *host)
+/* The table has one row per rank and communicator, its episodes summed. */
+typedef struct per_rank {
+    parsed sum;       /* from: the first onset; to: the last slow step (-1: the end); cause and signal: the costliest episode's */
+    double top_cost;
+    int episodes;
+    char host[64];
+} per_rank;
+
+typedef struct table {
+    per_rank *r;
+    int n, cap;
+} table;
+
+static void add_episode(void *ctx, const parsed *p, const char *host)
 {
-    char span[48];
-    if (p->to < 0) snprintf(span, sizeof span, "%ld-end", p->from);
-    else snprintf(span, sizeof span, "%ld-%ld", p->from, p->to);
-    char who[16];
-    snprintf(who, sizeof who, "%d", p->world >= 0 ? p->world : p->rank);
-    fprintf(f, "%4d %5s %-16.16s %7.2fx %13s %8ld %-8s %7ld %9ld %12.3f  %s\n", p->comm, who, host, p->slowdown, span,
-            p->slow, p->cause, p->child, p->qout, p->cost, p->signal);
+    table *t = ctx;
+    per_rank *r = NULL;
+    for (int i = 0; i < t->n && !r; i++)
+        if (t->r[i].sum.comm == p->comm && t->r[i].sum.rank == p->rank) r = &t->r[i];
+    if (!r) {
+        if (t->n == t->cap) {
+            int cap = t->cap ? 2 * t->cap : 16;
+            per_rank *grown = realloc(t->r, sizeof *grown * (size_t)cap);
+            if (!grown) return;
+            t->r = grown;
+            t->cap = cap;
+        }
+        r = &t->r[t->n++];
+        memset(r, 0, sizeof *r);
+        r->sum = *p;
+        r->sum.slowdown = 0;
+        r->sum.slow = r->sum.child = r->sum.qout = 0;
+        r->sum.cost = 0;
+        r->top_cost = -1;
+        snprintf(r->host, sizeof r->host, "%s", host);
+    }
+    parsed *s = &r->sum;
+    if (p->from < s->from) s->from = p->from;
+    if (s->to >= 0 && (p->to < 0 || p->to > s->to)) s->to = p->to;
+    s->slowdown = (s->slowdown * (double)s->slow + p->slowdown * (double)p->slow) / (double)(s->slow + p->slow > 0 ? s->slow + p->slow : 1);
+    s->slow += p->slow;
+    s->child += p->child;
+    s->qout += p->qout;
+    s->cost += p->cost;
+    if (p->cost > r->top_cost) {
+        r->top_cost = p->cost;
+        memcpy(s->cause, p->cause, sizeof s->cause);
+        memcpy(s->signal, p->signal, sizeof s->signal);
+    }
+    r->episodes++;
 }
+
+static int by_cost(const void *a, const void *b)
+{
+    const per_rank *x = a, *y = b;
+    return (x->sum.cost < y->sum.cost) - (x->sum.cost > y->sum.cost);
+}
+
+/* Brief: slow for fewer steps than SC_TABLE_BRIEF of the steps watched
+ * (a pause or two in a long run, not a straggler). */
+#define SC_TABLE_BRIEF 0.02
+static int brief(const per_rank *r, long steps) { return (double)r->sum.slow < SC_TABLE_BRIEF * (double)steps; }
 
 void sc_stragglers_write(FILE *f, const char *text, const char *hosts, int host_len)
 {
-    fprintf(f, "@--- Stragglers: ranks held slower than %.1fx the median, by arrival at the collectives"
+    fprintf(f, "@--- Stragglers: ranks slower than %.1fx the median, by arrival at the collectives"
                " (steps counted by each communicator's coordinator) ---\n", SC_STRAGGLER_RATIO);
     long steps = 0;
-    int nrows = 0;
-    if (walk(NULL, text, hosts, host_len, NULL, &steps, &nrows) == 0) {
+    table t = {0};
+    if (walk(&t, text, hosts, host_len, add_episode, &steps, NULL) == 0) {
         fprintf(f, "@ Not watched: %s\n", sc_rt.policy.mode == SC_MODE_AUTO
                                               ? "no communicator ran the selector (see the calls above)"
                                               : "ranks are watched for stragglers under STARCOLL_MODE=auto only");
         return;
     }
-    if (nrows == 0) {
-        fprintf(f, "@ Nobody straggled: no rank was held %.1fx slower than the median for %d steps or more (%ld steps"
-                   " watched)\n", SC_STRAGGLER_RATIO, SC_SLOG_MIN_STEPS, steps);
-        return;
+    if (t.n > 1) qsort(t.r, (size_t)t.n, sizeof *t.r, by_cost);
+    int listed = 0, nbrief = 0;
+    char briefs[256] = "";
+    for (int i = 0; i < t.n; i++) {
+        const per_rank *r = &t.r[i];
+        const parsed *p = &r->sum;
+        char who[16];
+        snprintf(who, sizeof who, "%d", p->world >= 0 ? p->world : p->rank);
+        if (brief(r, steps)) {
+            size_t used = strlen(briefs);
+            if (used + 40 < sizeof briefs)
+                snprintf(briefs + used, sizeof briefs - used, "%s%s (%ld steps)", nbrief ? ", " : "", who, p->slow);
+            nbrief++;
+            continue;
+        }
+        if (listed++ == 0)
+            fprintf(f, "%4s %5s %-16s %8s %13s %5s %6s %-8s %7s %9s %12s  %s\n", "comm", "rank", "host", "slower",
+                    "steps", "times", "slow", "cause", "child", "no-quorum", "sync-wait(s)", "signal");
+        char span[48];
+        if (p->to < 0) snprintf(span, sizeof span, "%ld-end", p->from);
+        else snprintf(span, sizeof span, "%ld-%ld", p->from, p->to);
+        fprintf(f, "%4d %5s %-16.16s %7.2fx %13s %5d %6ld %-8s %7ld %9ld %12.3f  %s\n", p->comm, who, r->host, p->slowdown,
+                span, r->episodes, p->slow, p->cause, p->child, p->qout, p->cost, p->signal);
     }
-    fprintf(f, "%4s %5s %-16s %8s %13s %8s %-8s %7s %9s %12s  %s\n", "comm", "rank", "host", "slower", "steps", "slow",
-            "cause", "child", "no-quorum", "sync-wait(s)", "signal");
-    walk(f, text, hosts, host_len, table_row, NULL, NULL);
-    fprintf(f, "@ rank: world rank; slower: own step time over the median's while slow; steps: first to last slow step"
-               " (end: still slow); slow: steps held slow; child, no-quorum: steps it was a child, or slow while quorum"
-               " rounds went without it; sync-wait: seconds every other rank would have waited for it under sync\n");
+    if (listed == 0)
+        fprintf(f, "@ Nobody straggled: no rank was %.1fx slower than the median for %d steps in a row, or for %.0f%% of"
+                   " the %ld steps watched\n", SC_STRAGGLER_RATIO, SC_SLOG_MIN_STEPS, 100.0 * SC_TABLE_BRIEF, steps);
+    else
+        fprintf(f, "@ rank: world rank; slower: own step time over the median's while slow; steps: first to last slow"
+                   " step (end: still slow); times: episodes; slow: slow steps; child, no-quorum: steps it was a"
+                   " child, or slow while quorum rounds went without it; sync-wait: seconds every other rank would"
+                   " have waited for it under sync; cause and signal: its costliest episode's\n");
+    if (nbrief)
+        fprintf(f, "@ Slow only briefly (under %.0f%% of the steps; in the CSV): rank%s %s\n", 100.0 * SC_TABLE_BRIEF,
+                nbrief > 1 ? "s" : "", briefs);
+    free(t.r);
 }
 
 static void csv_field(FILE *f, const char *s)
@@ -150,8 +227,9 @@ static void csv_field(FILE *f, const char *s)
 }
 
 /* The signal last, so the fields before it split at commas. */
-static void csv_row(FILE *f, const parsed *p, const char *host)
+static void csv_row(void *ctx, const parsed *p, const char *host)
 {
+    FILE *f = ctx;
     fprintf(f, "%d,%d,", p->comm, p->world);
     csv_field(f, host);
     fprintf(f, ",%d,%.3f,%ld,%ld,%d,%ld,%s,%ld,%ld,%.6f,", p->rank, p->slowdown, p->from, p->to < 0 ? p->last : p->to,
