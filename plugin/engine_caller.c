@@ -94,7 +94,12 @@ static void step_boundary(sc_engine *e, double now)
             pthread_cond_signal(&e->cv_engine);
             pthread_mutex_unlock(&e->mu);
         }
-        if (e->trace) sc_trace_write_step(e->trace, e->rank, e->steps, sc_engine_mode(e), feat);
+        if (e->trace) {
+            pthread_mutex_lock(&e->mu);
+            int parent = e->my_parent;
+            pthread_mutex_unlock(&e->mu);
+            sc_trace_write_step(e->trace, e->rank, e->steps, sc_engine_mode(e), parent, feat);
+        }
         e->steps++;
     }
     e->step_start = now;

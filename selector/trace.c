@@ -11,7 +11,7 @@
 
 #define MAX_COLUMNS 64
 /* Column roles besides feature indices. */
-enum { COL_IGNORED = -1, COL_RANK = -2, COL_STEP = -3, COL_MODE = -4 };
+enum { COL_IGNORED = -1, COL_RANK = -2, COL_STEP = -3, COL_MODE = -4, COL_PARENT = -5 };
 
 int sc_trace_write_header(FILE *f, int rank, int nranks, int epoch_steps, const char *papi_events)
 {
@@ -27,18 +27,18 @@ int sc_trace_write_header(FILE *f, int rank, int nranks, int epoch_steps, const 
         fputc('\n', f);
     }
     fputs("# units: seconds, bytes per second, counts per step (see TRACE.md)\n", f);
-    fputs("rank step mode", f);
+    fputs("rank step mode parent", f);
     for (int i = 0; i < SC_NFEAT; i++)
         fprintf(f, " %s", sc_sel_feature_name(i));
     fputc('\n', f);
     return ferror(f) ? -1 : 0;
 }
 
-int sc_trace_write_step(FILE *f, int rank, long step, sc_mode mode, const double *feat)
+int sc_trace_write_step(FILE *f, int rank, long step, sc_mode mode, int parent, const double *feat)
 {
     if (!f || !feat)
         return -1;
-    fprintf(f, "%d %ld %s", rank, step, sc_sel_mode_name(mode));
+    fprintf(f, "%d %ld %s %d", rank, step, sc_sel_mode_name(mode), parent >= 0 ? parent : -1);
     for (int i = 0; i < SC_NFEAT; i++) {
         double v = isfinite(feat[i]) && feat[i] > 0.0 ? feat[i] : 0.0;
         fprintf(f, " %.9g", v);
@@ -125,6 +125,8 @@ static const char *column_line(sc_trace_reader *r, char *p)
             role = COL_STEP, have_step = 1;
         else if (strcmp(t, "mode") == 0)
             role = COL_MODE, have_mode = 1;
+        else if (strcmp(t, "parent") == 0)
+            role = COL_PARENT;
         else if (sc_sel_feature_parse(t) >= 0)
             role = sc_sel_feature_parse(t);
         r->role[r->ncols++] = role;
@@ -193,6 +195,7 @@ int sc_trace_next(sc_trace_reader *r, sc_trace_row *row, char *msg, size_t msgle
         if (*p == '\0' || *p == '#')
             continue;
         memset(row, 0, sizeof *row);
+        row->parent = -1;
         char *save = NULL;
         int col = 0;
         const char *err = NULL;
@@ -216,6 +219,11 @@ int sc_trace_next(sc_trace_reader *r, sc_trace_row *row, char *msg, size_t msgle
             } else if (role == COL_MODE) {
                 if (sc_sel_mode_parse(t, &row->mode) != 0)
                     err = "mode is not one of sync, hier, quorum, groups, auto";
+            } else if (role == COL_PARENT) {
+                if (sc_token_long(t, &v) != 0 || v < -1 || v >= 1 << 30)
+                    err = "parent is not a rank or -1";
+                else
+                    row->parent = (int)v;
             } else if (role >= 0) {
                 char *end;
                 errno = 0;

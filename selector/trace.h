@@ -17,14 +17,16 @@
  * or -1 on a write error (errno set). */
 int sc_trace_write_header(FILE *f, int rank, int nranks, int epoch_steps, const char *papi_events);
 
-/* Writes one step of one rank: rank, step, mode name, then SC_NFEAT values
+/* Writes one step of one rank: rank, step, mode name, its parent (-1: a
+ * ring member; a child's parent rank in groups), then SC_NFEAT values
  * (non-finite or negative values written as 0).  Returns 0 or -1. */
-int sc_trace_write_step(FILE *f, int rank, long step, sc_mode mode, const double *feat);
+int sc_trace_write_step(FILE *f, int rank, long step, sc_mode mode, int parent, const double *feat);
 
 typedef struct sc_trace_row {
     int rank;
     long step;
     sc_mode mode;
+    int parent;            /* -1: a ring member (also when the column is absent) */
     double feat[SC_NFEAT]; /* columns absent from the file read as 0 */
 } sc_trace_row;
 

@@ -54,7 +54,7 @@ static void test_trace_round_trip(void)
         for (int j = 0; j < SC_NFEAT; j++)
             rows[t][j] = (t + 1) * 0.123456789 * (j + 1) * pow(10.0, j % 7);
         rows[2][SC_F_IB_WAIT_PS] = NAN; /* written as 0 */
-        CU_ASSERT_EQUAL(sc_trace_write_step(f, 1, 100 + t, (sc_mode)t, rows[t]), 0);
+        CU_ASSERT_EQUAL(sc_trace_write_step(f, 1, 100 + t, (sc_mode)t, t == 1 ? 0 : -1, rows[t]), 0);
     }
     fclose(f);
 
@@ -71,6 +71,7 @@ static void test_trace_round_trip(void)
         CU_ASSERT_EQUAL(row.rank, 1);
         CU_ASSERT_EQUAL(row.step, 100 + t);
         CU_ASSERT_EQUAL(row.mode, (sc_mode)t);
+        CU_ASSERT_EQUAL(row.parent, t == 1 ? 0 : -1);
         for (int j = 0; j < SC_NFEAT; j++) {
             double want = t == 2 && j == SC_F_IB_WAIT_PS ? 0.0 : rows[t][j];
             CU_ASSERT(fabs(row.feat[j] - want) <= 1e-8 * fabs(want));
@@ -268,7 +269,7 @@ static int record_traces(char paths[8][128], int epochs)
         sc_mode mode = (t / 10) % 2 ? SC_MODE_HIER : SC_MODE_SYNC;
         synth_step(&syn, mode, 8, NULL, feat);
         for (int r = 0; r < 8; r++)
-            sc_trace_write_step(f[r], r, t, mode, feat + (size_t)r * SC_NFEAT);
+            sc_trace_write_step(f[r], r, t, mode, -1, feat + (size_t)r * SC_NFEAT);
     }
     for (int r = 0; r < 8; r++)
         fclose(f[r]);
