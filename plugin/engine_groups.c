@@ -287,7 +287,8 @@ static int send_results(sc_engine *e)
         if (!c->owed) continue;
         if (c->in_flight) {
             int done = 0;
-            if (sc_engine_failed(e, PMPI_Testall(2, c->req, &done, MPI_STATUSES_IGNORE))) return moved;
+            MPI_Status st[2];   /* not MPI_STATUSES_IGNORE: MPICH's access hints take it for an array of none */
+            if (sc_engine_failed(e, PMPI_Testall(2, c->req, &done, st))) return moved;
             if (!done) continue;
             c->in_flight = 0;
             moved = 1;
@@ -356,7 +357,8 @@ int sc_groups_forward(sc_engine *e)
     if (e->stopping) return 0;
     if (e->dep_in_flight) {
         int done = 0;
-        if (sc_engine_failed(e, PMPI_Testall(2, e->dep_req, &done, MPI_STATUSES_IGNORE)) || !done) return 0;
+        MPI_Status st[2];   /* not MPI_STATUSES_IGNORE: MPICH's access hints take it for an array of none */
+        if (sc_engine_failed(e, PMPI_Testall(2, e->dep_req, &done, st)) || !done) return 0;
         e->dep_in_flight = 0;
     }
     pthread_mutex_lock(&e->mu);
@@ -400,7 +402,8 @@ int sc_groups_quiet(sc_engine *e)
     int quiet = 1;
     if (e->dep_in_flight) {
         int done = 0;
-        if (sc_engine_failed(e, PMPI_Testall(2, e->dep_req, &done, MPI_STATUSES_IGNORE))) done = 1;   /* nothing more to wait for */
+        MPI_Status st[2];   /* not MPI_STATUSES_IGNORE: MPICH's access hints take it for an array of none */
+        if (sc_engine_failed(e, PMPI_Testall(2, e->dep_req, &done, st))) done = 1;   /* nothing more to wait for */
         if (done) e->dep_in_flight = 0;
         else quiet = 0;
     }
@@ -408,7 +411,8 @@ int sc_groups_quiet(sc_engine *e)
         sc_child *c = &e->children[r];
         if (!c->in_flight) continue;
         int done = 0;
-        if (sc_engine_failed(e, PMPI_Testall(2, c->req, &done, MPI_STATUSES_IGNORE))) done = 1;
+        MPI_Status st[2];   /* not MPI_STATUSES_IGNORE: MPICH's access hints take it for an array of none */
+        if (sc_engine_failed(e, PMPI_Testall(2, c->req, &done, st))) done = 1;
         if (done) c->in_flight = 0;
         else quiet = 0;
     }

@@ -1,9 +1,17 @@
 /* Fortran MPI_ALLREDUCE and MPI_IALLREDUCE.  Open MPI's Fortran bindings (mpif.h, `use mpi`,
  * and `use mpi_f08` through ompi_allreduce_f) call PMPI_Allreduce directly,
  * so the C wrapper never sees Fortran calls: provide the Fortran symbols
- * and route them through MPI_Allreduce. */
+ * and route them through MPI_Allreduce.
+ *
+ * Open MPI only: the addresses of Fortran's MPI_IN_PLACE and MPI_BOTTOM are
+ * found by Open MPI's names, and under another MPI a Fortran MPI_IN_PLACE
+ * not recognised would be reduced as a buffer.  Built against MPICH, the
+ * library leaves Fortran's symbols to MPICH (README, "MPICH"). */
 #include <mpi.h>
 #include <dlfcn.h>
+#include <stddef.h>
+
+#ifdef OPEN_MPI
 
 void mpi_allreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op,
                     MPI_Fint *comm, MPI_Fint *ierr);
@@ -122,4 +130,7 @@ SC_FORTRAN_ALIAS1(ompi_init_f, mpi_init_, MPI_Fint *)
 SC_FORTRAN_ALIAS1(ompi_init_thread_f, mpi_init_thread_, MPI_Fint *, MPI_Fint *, MPI_Fint *)
 SC_FORTRAN_ALIAS1(ompi_finalize_f, mpi_finalize_, MPI_Fint *)
 SC_FORTRAN_ALIAS1(ompi_pcontrol_f, mpi_pcontrol_, MPI_Fint *)
+#endif
+#else
+typedef int sc_fortran_not_interposed;   /* an empty file is not C */
 #endif

@@ -7,7 +7,7 @@ set -e
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PACKAGES="make gcc gfortran autoconf automake libtool pkg-config openmpi-bin libopenmpi-dev
   libpapi-dev papi-tools libcunit1-dev zlib1g-dev python3-mpi4py python3-numpy python3-sklearn
-  gnuplot-nox stress-ng iproute2 procps"
+  gnuplot-nox stress-ng iproute2 procps mpich libmpich-dev"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -28,6 +28,10 @@ build="${STARCOLL_BUILD:-$top/_build}"
 if [ ! -x "$top/configure" ]; then (cd "$top" && ./autogen.sh >/dev/null 2>&1); fi
 mkdir -p "$build"
 cd "$build"
-if [ ! -f Makefile ]; then "$top/configure" -q; fi
+# Open MPI's wrapper and launcher by name: installing MPICH (for
+# scripts/check_mpich.sh) must not change which MPI this build uses.
+mpi=()
+[ -x /usr/bin/mpicc.openmpi ] && [ -x /usr/bin/mpirun.openmpi ] && mpi=(MPICC=mpicc.openmpi MPIRUN=mpirun.openmpi)
+if [ ! -f Makefile ]; then "$top/configure" -q "${mpi[@]}"; fi
 make -j"$(nproc)" >/dev/null
 echo "setup: built in $build"

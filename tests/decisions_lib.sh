@@ -139,7 +139,7 @@ res_table_check() {
     row=$(awk -F, -v r="$rank" 'NR > 1 && $2 == r && $13 + 0 >= best { best = $13 + 0; row = $6 " " $7 " " $8 " " $10 " " $5 }
                                END { print row }' "$csv")
     read -r from to until_end got slower <<<"$row"
-    what="rank $rank${cause:+ ($cause)} from a step in $flo..$fhi to $([ "$tlo" = end ] && echo "the end" || echo "a step in $tlo..$thi")"
+    what="rank $rank$([ "$cause" != - ] && echo " ($cause)") from a step in $flo..$fhi to $([ "$tlo" = end ] && echo "the end" || echo "a step in $tlo..$thi")"
     if [ -z "$row" ]; then
         res_verdict_fail "$name: the straggler table does not list rank $rank; wanted $what"
     elif [ "$top" != "$rank" ]; then
