@@ -161,10 +161,14 @@ static int by_cost(const void *a, const void *b)
     return (x->sum.cost < y->sum.cost) - (x->sum.cost > y->sum.cost);
 }
 
-/* Brief: slow for fewer steps than SC_TABLE_BRIEF of the steps watched
- * (a pause or two in a long run, not a straggler). */
+/* Brief: slow for fewer than SC_TABLE_BRIEF_STEPS steps, or fewer than
+ * SC_TABLE_BRIEF of the steps watched (a pause or two, not a straggler). */
 #define SC_TABLE_BRIEF 0.02
-static int brief(const per_rank *r, long steps) { return (double)r->sum.slow < SC_TABLE_BRIEF * (double)steps; }
+#define SC_TABLE_BRIEF_STEPS 10
+static int brief(const per_rank *r, long steps)
+{
+    return r->sum.slow < SC_TABLE_BRIEF_STEPS || (double)r->sum.slow < SC_TABLE_BRIEF * (double)steps;
+}
 
 void sc_stragglers_write(FILE *f, const char *text, const char *hosts, int host_len)
 {
@@ -203,16 +207,16 @@ void sc_stragglers_write(FILE *f, const char *text, const char *hosts, int host_
                 span, r->episodes, p->slow, p->cause, p->child, p->qout, p->cost, p->signal);
     }
     if (listed == 0)
-        fprintf(f, "@ Nobody straggled: no rank was %.1fx slower than the median for %d steps in a row, or for %.0f%% of"
-                   " the %ld steps watched\n", SC_STRAGGLER_RATIO, SC_SLOG_MIN_STEPS, 100.0 * SC_TABLE_BRIEF, steps);
+        fprintf(f, "@ Nobody straggled: no rank was %.1fx slower than the median for %d steps, and %.0f%% of the %ld"
+                   " steps watched\n", SC_STRAGGLER_RATIO, SC_TABLE_BRIEF_STEPS, 100.0 * SC_TABLE_BRIEF, steps);
     else
         fprintf(f, "@ rank: world rank; slower: own step time over the median's while slow; steps: first to last slow"
                    " step (end: still slow); times: episodes; slow: slow steps; child, no-quorum: steps it was a"
                    " child, or slow while quorum rounds went without it; sync-wait: seconds every other rank would"
                    " have waited for it under sync; cause and signal: its costliest episode's\n");
     if (nbrief)
-        fprintf(f, "@ Slow only briefly (under %.0f%% of the steps; in the CSV): rank%s %s\n", 100.0 * SC_TABLE_BRIEF,
-                nbrief > 1 ? "s" : "", briefs);
+        fprintf(f, "@ Slow only briefly (under %d steps or %.0f%% of them; in the CSV): rank%s %s\n",
+                SC_TABLE_BRIEF_STEPS, 100.0 * SC_TABLE_BRIEF, nbrief > 1 ? "s" : "", briefs);
     free(t.r);
 }
 
