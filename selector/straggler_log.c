@@ -25,7 +25,8 @@ struct sc_straggler_log {
     int *open;          /* per rank: its open episode, -1 none */
     int *last;          /* per rank: its latest episode, -1 none */
     double *vals, *scratch;
-    double *link, *link_med;   /* per rank: probe time per byte over the median's; that median */
+    double *link;       /* per rank: its link probe's time per byte over the median's (0: no probes) */
+    double link_med;    /* that median, seconds per byte */
     /* per rank, classifications that found a cause while no episode was
      * open (a decision may find it before the change-point test holds it) */
     int (*pending_votes)[4];
@@ -44,10 +45,9 @@ sc_straggler_log *sc_straggler_log_new(int nranks)
     l->vals = malloc(sizeof(double) * (size_t)nranks);
     l->scratch = malloc(sizeof(double) * (size_t)nranks);
     l->link = calloc((size_t)nranks, sizeof(double));
-    l->link_med = calloc((size_t)nranks, sizeof(double));
     l->pending_votes = calloc((size_t)nranks, sizeof *l->pending_votes);
     l->pending = calloc((size_t)nranks, sizeof *l->pending);
-    if (!l->open || !l->last || !l->vals || !l->scratch || !l->link || !l->link_med || !l->pending_votes || !l->pending) {
+    if (!l->open || !l->last || !l->vals || !l->scratch || !l->link || !l->pending_votes || !l->pending) {
         sc_straggler_log_free(l);
         return NULL;
     }
@@ -63,7 +63,6 @@ void sc_straggler_log_free(sc_straggler_log *l)
     free(l->vals);
     free(l->scratch);
     free(l->link);
-    free(l->link_med);
     free(l->pending_votes);
     free(l->pending);
     free(l);
@@ -122,29 +121,20 @@ static void open_episode(sc_straggler_log *l, int i, long step, const sc_rank_st
 }
 
 /* Per rank, its link probe's time per byte over the median of the ranks
- * that have probed, or 0 without probes; vals[] gets them. */
+ * that have probed, or 0 without probes. */
 static void link_ratios(sc_straggler_log *l, const double *feat)
 {
     int m = 0;
     for (int i = 0; i < l->n; i++) {
         double spb = feat ? feat[(size_t)i * SC_NFEAT + SC_F_LINK_SPB] : 0.0;
-        if (spb > 0.0) l->scratch[m++] = spb;
+        if (spb > 0.0) l->vals[m++] = spb;
     }
-    double med = 0.0;
-    if (m >= 2) {   /* the median of the probed ranks (in place: scratch is ours) */
-        for (int a = 1; a < m; a++)
-            for (int b = a; b > 0 && l->scratch[b - 1] > l->scratch[b]; b--) {
-                double t = l->scratch[b];
-                l->scratch[b] = l->scratch[b - 1];
-                l->scratch[b - 1] = t;
-            }
-        med = m % 2 ? l->scratch[m / 2] : 0.5 * (l->scratch[m / 2 - 1] + l->scratch[m / 2]);
-    }
+    double med = m >= 2 ? sc_median_of(l->vals, m, l->scratch) : 0.0;   /* of the ranks that have probed */
     for (int i = 0; i < l->n; i++) {
         double spb = feat ? feat[(size_t)i * SC_NFEAT + SC_F_LINK_SPB] : 0.0;
         l->link[i] = med > 0.0 && spb > 0.0 ? spb / med : 0.0;
-        l->link_med[i] = med;
     }
+    l->link_med = med;
 }
 
 void sc_straggler_log_step(sc_straggler_log *l, long step, sc_mode mode, int k, const int *parent,
@@ -188,7 +178,7 @@ void sc_straggler_log_step(sc_straggler_log *l, long step, sc_mode mode, int k, 
          * link's extra time for the step's bytes. */
         double late = own[i] > median ? own[i] - median : 0.0;
         double bytes = feat ? feat[(size_t)i * SC_NFEAT + SC_F_BYTES] : 0.0;
-        double link_extra = link_far ? bytes * l->link_med[i] * (l->link[i] - 1.0) : 0.0;
+        double link_extra = link_far ? bytes * l->link_med * (l->link[i] - 1.0) : 0.0;
         e->row.sync_cost_s += late > link_extra ? late : link_extra;
         if (mode == SC_MODE_GROUPS && parent && parent[i] >= 0) e->row.child_steps++;
         if (partial_quorum) e->row.quorum_out_steps++;
