@@ -124,26 +124,30 @@ res_table_show() {
 }
 
 # res_table_check NAME RANK CAUSE FROM_LO FROM_HI TO_LO TO_HI: the CSV beside
-# NAME's report lists world rank RANK with cause CAUSE ("-": any), from a
-# step in FROM_LO..FROM_HI to one in TO_LO..TO_HI (TO_LO "end": still slow
-# when the run ended), and no other rank cost more waiting under sync.
+# NAME's report, its episodes summed per rank as the table does, lists world
+# rank RANK with cause CAUSE ("-": any; its costliest episode's), first slow
+# in FROM_LO..FROM_HI and last slow in TO_LO..TO_HI (TO_LO "end": still
+# slow when the run ended), and no other rank cost more waiting under sync.
 res_table_check() {
     local name=$1 rank=$2 cause=$3 flo=$4 fhi=$5 tlo=$6 thi=$7 csv="$SC_WORK/$1.report.stragglers.csv"
-    local top row from to until_end got slower what
+    local per top row from to until_end got slower what
     if [ ! -s "$csv" ]; then
         fail "$name: no straggler CSV beside the report ($csv)"
         return
     fi
-    top=$(awk -F, 'NR > 1 && $13 + 0 > best { best = $13 + 0; r = $2 } END { print r }' "$csv")
-    # RANK's row of the most waiting: from to until_end cause slowdown
-    row=$(awk -F, -v r="$rank" 'NR > 1 && $2 == r && $13 + 0 >= best { best = $13 + 0; row = $6 " " $7 " " $8 " " $10 " " $5 }
-                               END { print row }' "$csv")
+    # per rank: rank cost from to until_end cause slowdown
+    per=$(awk -F, 'NR > 1 { r = $2; cost[r] += $13; if (!(r in from) || $6 < from[r]) from[r] = $6
+                            if ($7 > to[r]) to[r] = $7; if ($8 == 1) end[r] = 1
+                            if (!(r in best) || $13 > best[r]) { best[r] = $13; cause[r] = $10; slow[r] = $5 } }
+                   END { for (r in cost) print r, cost[r], from[r], to[r], (r in end) ? 1 : 0, cause[r], slow[r] }' "$csv")
+    top=$(sort -k2,2gr <<<"$per" | head -n 1 | cut -d' ' -f1)
+    row=$(awk -v r="$rank" '$1 == r { print $3, $4, $5, $6, $7 }' <<<"$per")
     read -r from to until_end got slower <<<"$row"
     what="rank $rank$([ "$cause" != - ] && echo " ($cause)") from a step in $flo..$fhi to $([ "$tlo" = end ] && echo "the end" || echo "a step in $tlo..$thi")"
     if [ -z "$row" ]; then
         res_verdict_fail "$name: the straggler table does not list rank $rank; wanted $what"
     elif [ "$top" != "$rank" ]; then
-        res_verdict_fail "$name: the straggler table's costliest row is rank $top, not rank $rank"
+        res_verdict_fail "$name: the straggler table's costliest rank is $top, not rank $rank"
     elif [ "$cause" != - ] && [ "$got" != "$cause" ]; then
         res_verdict_fail "$name: the straggler table gives rank $rank the cause $got; wanted $cause"
     elif [ "$from" -lt "$flo" ] || [ "$from" -gt "$fhi" ]; then
