@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "runtime.h"
+#include "device.h"
 #include "comm_state.h"
 #include "polite_wait.h"
 #include "eligibility.h"
@@ -625,6 +626,28 @@ static int finished_request(MPI_Request *request, int rc)
 #define PLAIN(c) (request ? PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, c, request) \
                           : PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, c))
 
+static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                     MPI_Comm comm, MPI_Request *request);
+
+/* An eligible-shaped call on CUDA device buffers: run blocking on host
+ * copies in whatever mode (device.h), the result copied back before it
+ * returns; a nonblocking one gets a request already complete. */
+static int reduce_staged(sc_comm *cs, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                         MPI_Op op, MPI_Comm comm, MPI_Request *request, size_t bytes)
+{
+    sc_staged st;
+    int in_place = sendbuf == MPI_IN_PLACE;
+    int rc = sc_device_stage(&st, sendbuf, recvbuf, in_place, bytes);
+    if (rc == MPI_SUCCESS) {
+        rc = reduce_on(cs, in_place ? MPI_IN_PLACE : st.send, st.recv, count, datatype, op, comm, NULL);
+        rc = sc_device_unstage(&st, rc);
+    }
+    cs->row->device_calls += 1;
+    cs->row->device_bytes += (double)bytes * (st.send_on_device + st.recv_on_device);
+    cs->row->device_s += st.seconds;
+    return finished_request(request, rc);
+}
+
 /* A call on cs, which this thread holds for the call's length. */
 static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                      MPI_Comm comm, MPI_Request *request)
@@ -638,6 +661,9 @@ static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count,
         .aliased = sendbuf == recvbuf && sendbuf != MPI_IN_PLACE,
     };
     sc_elig e = sc_eligibility(&shape, sc_rt.policy.min_bytes);
+    if (e == SC_ELIG_OK && sc_device_any(sendbuf, recvbuf, sendbuf == MPI_IN_PLACE))
+        return reduce_staged(cs, sendbuf, recvbuf, count, datatype, op, comm, request,
+                             (size_t)count * sc_dkind_size(shape.dkind));
     sc_comm_polling(0);   /* a call of its own: not polling any more */
     sc_user_call call = {sendbuf, recvbuf, count, datatype, op};
     double t0 = PMPI_Wtime();

@@ -12,7 +12,7 @@
 /* Per-row fields reduced with MPI_SUM, then with MPI_MAX. */
 enum { F_ELIG, F_PASS, F_BYTES, F_TIME, F_MODE0, F_SIZE = F_MODE0 + SC_NMODES, F_INST, F_RANKS,
        F_STEPS, F_ROUNDS, F_FRESH, F_LATE, F_STALE, F_WAIT, F_CHILD, F_XCALLS, F_XTIME, F_COMPUTE, F_RELAXED,
-       F_NEGMINFRESH, F_LEARN, F_AMBIG, F_STRAY, F_RELEARN, F_FAILED, F_CARRY, F_NB, F_OVERLAP, F_FUSED, F_WHY0,
+       F_NEGMINFRESH, F_LEARN, F_AMBIG, F_STRAY, F_RELEARN, F_FAILED, F_CARRY, F_NB, F_OVERLAP, F_FUSED, F_DEV_CALLS, F_DEV_BYTES, F_DEV_S, F_WHY0,
        F_N = F_WHY0 + SC_ELIG_NREASONS_MAX };
 
 static void pack(double *sum, double *max)
@@ -49,6 +49,9 @@ static void pack(double *sum, double *max)
         o[F_NB] = s->nonblocking;
         o[F_OVERLAP] = s->overlapped;
         o[F_FUSED] = s->fused_calls;
+        o[F_DEV_CALLS] = s->device_calls;
+        o[F_DEV_BYTES] = s->device_bytes;
+        o[F_DEV_S] = s->device_s;
         for (int k = 0; k < SC_ELIG_NREASONS_MAX; k++) o[F_WHY0 + k] = s->why_not[k];
         memcpy(m, o, sizeof(double) * F_N);
     }
@@ -279,6 +282,10 @@ static void write_report(FILE *f, const double *sum, const double *max, const ga
         for (int k = 0; k < F_N && sum[r * F_N + F_RANKS] > 0; k++) tot[k] += sum[r * F_N + k];
     write_all_passed(f, tot);
     if (sc_rt.policy.inject.enabled) fprintf(f, "@ Injection : ON, %s\n", inj);
+    if (tot[F_DEV_CALLS] > 0)
+        fprintf(f, "@ Device    : %.0f eligible calls on CUDA device buffers (summed over ranks), staged through host"
+                   " memory in every mode: %.4g bytes copied, %.3f s copying per rank (NCCL not used yet)\n",
+                tot[F_DEV_CALLS], tot[F_DEV_BYTES], tot[F_DEV_S] / (sc_rt.world_size > 0 ? sc_rt.world_size : 1));
     if (sc_rt.monitor) {   /* which signal sources ran (rank 0's view) */
         char d[1024];
         sc_monitor_describe(sc_rt.monitor, d, sizeof d);

@@ -28,6 +28,7 @@ typedef struct sc_stats {
     double carries_left;   /* results of dropped patterns never delivered (set at MPI_Finalize) */
     double nonblocking;    /* MPI_Iallreduce calls (eligible or not) */
     double overlapped;     /* ... of them completed by the rounds after MPI_Iallreduce returned */
+    double device_calls, device_bytes, device_s;   /* eligible calls on CUDA device buffers; bytes and seconds staged (device.h) */
     double why_not[SC_ELIG_NREASONS_MAX];   /* calls kept exact, by sc_elig reason (0: the policy is sync;
                                                SC_WHY_NO_ENGINE: no rounds on this communicator, row_why says why) */
 } sc_stats;
@@ -54,6 +55,6 @@ extern sc_runtime sc_rt;
 
 /* One-time notices, each printed once per process (rank 0 unless noted). */
 enum { SC_SAY_THREAD = 0, SC_SAY_HIER_FAIL, SC_SAY_COMM_STATE, SC_SAY_ERROR, SC_SAY_ENGINE, SC_SAY_RELEARN, SC_SAY_STALL, SC_SAY_SELECTOR, SC_SAY_TRACE, SC_SAY_SCHEDULE,
-       SC_SAY_TRACE_WRITE, SC_SAY_QUORUM, SC_SAY_NO_FUSION };
+       SC_SAY_TRACE_WRITE, SC_SAY_QUORUM, SC_SAY_NO_FUSION, SC_SAY_DEVICE };
 void sc_say(int which, int all_ranks, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 #endif

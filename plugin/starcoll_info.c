@@ -2,9 +2,30 @@
  * environment would produce, in the manner of ompi_info and papi_avail.
  * Needs no MPI job: it only parses. */
 #include "config.h"
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 #include "policy.h"
+
+/* Whether this host can run device buffers: the CUDA driver loaded here
+ * (the library itself never loads it: it looks for the application's). */
+static void cuda_driver(char *buf, size_t len)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(buf, len, "not found (%s): no device usable here", e ? e : "?");
+        return;
+    }
+    int (*init)(unsigned) = (int (*)(unsigned))dlsym(h, "cuInit");
+    int (*count)(int *) = (int (*)(int *))dlsym(h, "cuDeviceGetCount");
+    int n = 0, rc = init ? init(0) : -1;
+    if (rc == 0 && count && count(&n) == 0 && n > 0)
+        snprintf(buf, len, "found, %d device(s) usable; device buffers are staged through host memory", n);
+    else
+        snprintf(buf, len, "found, but no device usable (cuInit %s %d)", init ? "returned" : "missing:", rc);
+    dlclose(h);
+}
 
 int main(int argc, char **argv)
 {
@@ -20,8 +41,11 @@ int main(int argc, char **argv)
     printf("                 starcoll: %s\n", PACKAGE_VERSION);
     printf("           built with MPI: %s\n", SC_MPI_IMPL);
     printf("                     PAPI: %s\n", SC_HAVE_PAPI_STR);
-    printf("                     CUDA: %s (%s; detected only, device buffers pass through)\n", SC_HAVE_CUDA_STR, SC_CUDA_DIR);
-    printf("                     NCCL: %s (detected only)\n", SC_HAVE_NCCL_STR);
+    char drv[256];
+    cuda_driver(drv, sizeof drv);
+    printf("             CUDA toolkit: %s (%s; not needed to run)\n", SC_HAVE_CUDA_STR, SC_CUDA_DIR);
+    printf("              CUDA driver: %s\n", drv);
+    printf("                     NCCL: %s (detected only, not used yet)\n", SC_HAVE_NCCL_STR);
     printf("                  library: %s/libstarcoll.so\n", SC_LIBDIR);
     printf("     policy from this env: %s\n", desc);
     printf("               PAPI events: %s\n", p.papi_events);

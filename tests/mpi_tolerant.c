@@ -12,7 +12,7 @@
  * usage: mpi_tolerant [--pattern none|persistent|jitter|burst|onset|sleep3]
  *          [--steps N] [--compute-ms MS] [--spin-ms MS] [--onset-end STEP] [--slow-rank R]
  *          [--swap] [--ragged DIR] [--two-comms] [--in-place] [--stray] [--double]
- *          [--nonblocking waitall|wait|waitany|test] [--threads comm|two|clash]
+ *          [--nonblocking waitall|wait|waitany|test] [--threads comm|two|clash] [--device]
  * --nonblocking starts each step's calls with MPI_Iallreduce into fresh
  * receive buffers and completes them the named way (test: polling with
  * MPI_Test between bits of compute, as overlapping codes do); a receive
@@ -26,7 +26,11 @@
  * --spin-ms adds MS of CPU work per step (measured on the thread's CPU clock,
  * so a rank starved of CPU takes longer to do it, as real compute would);
  * --onset-end ends the onset pattern's slowdown at STEP; --slow-rank names
- * the persistent pattern's straggler (default: the last rank). */
+ * the persistent pattern's straggler (default: the last rank).
+ * --device: the blocking calls reduce device buffers (tests/fakecuda's
+ * stand-in driver: pages the CPU cannot touch; or cudaMalloc's on a GPU),
+ * filled and read with copies, as a GPU code's gradients are; every check
+ * above applies to them. */
 #include <math.h>
 #include <mpi.h>
 #include "mpi_check.h"
@@ -36,6 +40,7 @@
 #include <string.h>
 #include <time.h>
 #include <pthread.h>
+#include <dlfcn.h>
 
 #define NSLOTS 3
 static const int slot_count[NSLOTS] = {65536, 32768, 65536};   /* 256 KiB, 128 KiB, 256 KiB as floats */
@@ -46,6 +51,43 @@ static int onset_end = -1;
 static int slow_rank = -1;   /* persistent pattern: the straggler; -1: the last rank */   /* onset pattern: first step back at normal speed; -1 never */
 static const char *pattern = "none", *ragged_dir = NULL, *nonblocking = NULL, *threads = NULL;
 static int late_writes;   /* receive buffers written after their request completed */
+static int device;        /* --device */
+
+/* Device memory for --device: the stand-in driver's (tests/fake_cuda.c),
+ * or, on a machine with a GPU, the CUDA runtime's (cudaMalloc, cudaMemcpy). */
+static void *(*dev_malloc)(size_t);
+static int (*dev_write)(void *, const void *, size_t), (*dev_read)(void *, const void *, size_t);
+static int (*rt_malloc)(void **, size_t), (*rt_memcpy)(void *, const void *, size_t, int);
+static void *rt_alloc(size_t n)
+{
+    void *p = NULL;
+    return rt_malloc(&p, n) == 0 ? p : NULL;
+}
+static int rt_write(void *dev, const void *host, size_t n) { return rt_memcpy(dev, host, n, 1); }   /* cudaMemcpyHostToDevice */
+static int rt_read(void *host, const void *dev, size_t n) { return rt_memcpy(host, dev, n, 2); }    /* cudaMemcpyDeviceToHost */
+static void device_init(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    if (h && dlsym(h, "fake_cuda_malloc")) {
+        dev_malloc = (void *(*)(size_t))dlsym(h, "fake_cuda_malloc");
+        dev_write = (int (*)(void *, const void *, size_t))dlsym(h, "fake_cuda_write");
+        dev_read = (int (*)(void *, const void *, size_t))dlsym(h, "fake_cuda_read");
+    } else {
+        void *rt = dlopen("libcudart.so", RTLD_NOW | RTLD_GLOBAL);
+        if (!rt) rt = dlopen("libcudart.so.13", RTLD_NOW | RTLD_GLOBAL);
+        if (!rt) rt = dlopen("libcudart.so.12", RTLD_NOW | RTLD_GLOBAL);
+        if (rt) {
+            rt_malloc = (int (*)(void **, size_t))dlsym(rt, "cudaMalloc");
+            rt_memcpy = (int (*)(void *, const void *, size_t, int))dlsym(rt, "cudaMemcpy");
+        }
+        if (rt_malloc && rt_memcpy) dev_malloc = rt_alloc, dev_write = rt_write, dev_read = rt_read;
+    }
+    if (!dev_malloc || !dev_write || !dev_read) {
+        fprintf(stderr, "mpi_tolerant: --device needs tests/fakecuda/libcuda.so.1, or the CUDA runtime and a GPU, "
+                        "on LD_LIBRARY_PATH\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+}
 
 static void sleep_ms(double ms)
 {
@@ -102,6 +144,7 @@ typedef struct {
     MPI_Comm comm;
     int crank, csize;
     void *in[NSLOTS], *out[NSLOTS];
+    void *dev_in[NSLOTS], *dev_out[NSLOTS];   /* --device */
     double *deposited[NSLOTS], *received[NSLOTS];   /* per element sums, exact for integers < 2^53 */
 } stream;
 
@@ -116,6 +159,11 @@ static void stream_init(stream *st, MPI_Comm comm)
         st->out[s] = malloc(es * (size_t)slot_count[s]);
         st->deposited[s] = calloc((size_t)slot_count[s], sizeof(double));
         st->received[s] = calloc((size_t)slot_count[s], sizeof(double));
+        if (device) {
+            st->dev_in[s] = dev_malloc(es * (size_t)slot_count[s]);
+            st->dev_out[s] = dev_malloc(es * (size_t)slot_count[s]);
+            if (!st->dev_in[s] || !st->dev_out[s]) MPI_Abort(MPI_COMM_WORLD, 2);
+        }
     }
 }
 
@@ -137,8 +185,13 @@ static void one_call(stream *st, int s, int step, int zero)
     int n = slot_count[s];
     fill(st, s, step, zero);
     MPI_Datatype dt = use_double ? MPI_DOUBLE : MPI_FLOAT;
-    if (in_place) {
-        memcpy(st->out[s], st->in[s], (use_double ? 8 : 4) * (size_t)n);
+    size_t bytes = (use_double ? 8 : 4) * (size_t)n;
+    if (device) {   /* the gradients are on the device; the result is read back after the call */
+        if (dev_write(in_place ? st->dev_out[s] : st->dev_in[s], st->in[s], bytes) != 0) MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_CHECK(MPI_Allreduce(in_place ? MPI_IN_PLACE : st->dev_in[s], st->dev_out[s], n, dt, MPI_SUM, st->comm));
+        if (dev_read(st->out[s], st->dev_out[s], bytes) != 0) MPI_Abort(MPI_COMM_WORLD, 2);
+    } else if (in_place) {
+        memcpy(st->out[s], st->in[s], bytes);
         MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, st->out[s], n, dt, MPI_SUM, st->comm));
     } else
         MPI_CHECK(MPI_Allreduce(st->in[s], st->out[s], n, dt, MPI_SUM, st->comm));
@@ -390,6 +443,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--pattern") && i + 1 < argc) pattern = argv[++i];
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--device")) device = 1;
         else if (!strcmp(argv[i], "--compute-ms") && i + 1 < argc) compute_ms = atof(argv[++i]);
         else if (!strcmp(argv[i], "--spin-ms") && i + 1 < argc) spin_ms = atof(argv[++i]);
         else if (!strcmp(argv[i], "--onset-end") && i + 1 < argc) onset_end = atoi(argv[++i]);
@@ -408,6 +462,7 @@ int main(int argc, char **argv)
         }
     }
     if (threads && !strcmp(threads, "clash")) return run_clash();
+    if (device) device_init();
     stream world, half;
     stream_init(&world, MPI_COMM_WORLD);
     MPI_Comm split = MPI_COMM_NULL;

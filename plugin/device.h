@@ -1,0 +1,52 @@
+/* CUDA device buffers handed to MPI_Allreduce, recognised and staged
+ * through host memory, so a code that passes device pointers just works
+ * with Debian's Open MPI, which is not CUDA-aware (issue 12, first part:
+ * every mode stages; NCCL for the exact modes is not built yet).
+ *
+ * The CUDA driver is never linked: the library looks for libcuda.so.1
+ * already loaded in the process (dlopen RTLD_NOLOAD), so one
+ * libstarcoll.so runs on hosts with and without CUDA, and a job that never
+ * loads CUDA never pays for it.  Whether a library was loaded since the
+ * last look is read from the dynamic linker's list of loaded objects (a
+ * walk of pointers), and only then does the dlopen run.  Buffers are
+ * classified with cuPointerGetAttribute (CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+ * device memory, not managed memory, which the host can read), and only on
+ * eligible-shaped calls, where it costs nothing measurable.
+ *
+ * Staging copies device buffers to host buffers of the call's own
+ * (cuMemcpyDtoH, on the calling thread's current context, synchronous),
+ * the call runs on them in whatever mode, and the result is copied back
+ * (cuMemcpyHtoD) before the call returns. */
+#ifndef STARCOLL_DEVICE_H
+#define STARCOLL_DEVICE_H
+#include <stddef.h>
+
+typedef struct sc_staged {
+    const void *dev_send;   /* the caller's buffers */
+    void *dev_recv;
+    int send_on_device, recv_on_device;
+    void *send, *recv;      /* what the call runs on: host copies, or the caller's own host buffers */
+    void *host;             /* the host copies' memory, freed by sc_device_unstage */
+    size_t bytes;
+    double seconds;         /* time spent copying */
+} sc_staged;
+
+/* 1 when sendbuf (not MPI_IN_PLACE) or recvbuf is CUDA device memory; 0
+ * when neither is, or CUDA is not loaded.  in_place: sendbuf is
+ * MPI_IN_PLACE. */
+int sc_device_any(const void *sendbuf, void *recvbuf, int in_place);
+
+/* Copies the device buffers of a call of `bytes` bytes to host memory:
+ * 0 with *st ready (st->send is NULL for MPI_IN_PLACE), or an MPI error
+ * code with one line said and nothing to undo. */
+int sc_device_stage(sc_staged *st, const void *sendbuf, void *recvbuf, int in_place, size_t bytes);
+
+/* After the call (its return code rc): copies the result back to a device
+ * receive buffer when rc is MPI_SUCCESS, frees the host copies, and returns
+ * rc, or an MPI error code when the copy back failed. */
+int sc_device_unstage(sc_staged *st, int rc);
+
+/* One line on what was found, for starcoll-info and the report:
+ * "CUDA driver loaded, N device(s)" or "CUDA driver not loaded". */
+void sc_device_describe(char *buf, size_t len);
+#endif
