@@ -70,20 +70,20 @@ static int on_device(const void *p)
     return 1;
 }
 
-int sc_device_any(const void *sendbuf, void *recvbuf, int in_place)
+int sc_device_buffers(const void *sendbuf, void *recvbuf, int in_place)
 {
     if (!driver()) return 0;
-    return (!in_place && on_device(sendbuf)) || on_device(recvbuf);
+    return (!in_place && on_device(sendbuf) ? SC_DEVICE_SEND : 0) | (on_device(recvbuf) ? SC_DEVICE_RECV : 0);
 }
 
-int sc_device_stage(sc_staged *st, const void *sendbuf, void *recvbuf, int in_place, size_t bytes)
+int sc_device_stage(sc_staged *st, const void *sendbuf, void *recvbuf, int in_place, int which, size_t bytes)
 {
     memset(st, 0, sizeof *st);
     st->dev_send = sendbuf;
     st->dev_recv = recvbuf;
     st->bytes = bytes;
-    st->send_on_device = !in_place && on_device(sendbuf);
-    st->recv_on_device = on_device(recvbuf);
+    st->send_on_device = !in_place && (which & SC_DEVICE_SEND);
+    st->recv_on_device = (which & SC_DEVICE_RECV) != 0;
     size_t need = (st->send_on_device ? bytes : 0) + (st->recv_on_device ? bytes : 0);
     st->host = malloc(need ? need : 1);
     if (!st->host) {

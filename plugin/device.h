@@ -31,15 +31,17 @@ typedef struct sc_staged {
     double seconds;         /* time spent copying */
 } sc_staged;
 
-/* 1 when sendbuf (not MPI_IN_PLACE) or recvbuf is CUDA device memory; 0
- * when neither is, or CUDA is not loaded.  in_place: sendbuf is
- * MPI_IN_PLACE. */
-int sc_device_any(const void *sendbuf, void *recvbuf, int in_place);
+/* Which of a call's buffers are CUDA device memory: SC_DEVICE_SEND
+ * (sendbuf, never MPI_IN_PLACE) and SC_DEVICE_RECV bits; 0 when neither
+ * is, or CUDA is not loaded.  in_place: sendbuf is MPI_IN_PLACE. */
+enum { SC_DEVICE_SEND = 1, SC_DEVICE_RECV = 2 };
+int sc_device_buffers(const void *sendbuf, void *recvbuf, int in_place);
 
-/* Copies the device buffers of a call of `bytes` bytes to host memory:
- * 0 with *st ready (st->send is NULL for MPI_IN_PLACE), or an MPI error
- * code with one line said and nothing to undo. */
-int sc_device_stage(sc_staged *st, const void *sendbuf, void *recvbuf, int in_place, size_t bytes);
+/* Copies the device buffers of a call of `bytes` bytes, those `which`
+ * (sc_device_buffers) names, to host memory: 0 with *st ready (st->send is
+ * NULL for MPI_IN_PLACE), or an MPI error code with one line said and
+ * nothing to undo. */
+int sc_device_stage(sc_staged *st, const void *sendbuf, void *recvbuf, int in_place, int which, size_t bytes);
 
 /* After the call (its return code rc): copies the result back to a device
  * receive buffer when rc is MPI_SUCCESS, frees the host copies, and returns

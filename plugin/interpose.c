@@ -633,11 +633,11 @@ static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count,
  * copies in whatever mode (device.h), the result copied back before it
  * returns; a nonblocking one gets a request already complete. */
 static int reduce_staged(sc_comm *cs, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                         MPI_Op op, MPI_Comm comm, MPI_Request *request, size_t bytes)
+                         MPI_Op op, MPI_Comm comm, MPI_Request *request, int which, size_t bytes)
 {
     sc_staged st;
     int in_place = sendbuf == MPI_IN_PLACE;
-    int rc = sc_device_stage(&st, sendbuf, recvbuf, in_place, bytes);
+    int rc = sc_device_stage(&st, sendbuf, recvbuf, in_place, which, bytes);
     if (rc == MPI_SUCCESS) {
         rc = reduce_on(cs, in_place ? MPI_IN_PLACE : st.send, st.recv, count, datatype, op, comm, NULL);
         rc = sc_device_unstage(&st, rc);
@@ -661,8 +661,9 @@ static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count,
         .aliased = sendbuf == recvbuf && sendbuf != MPI_IN_PLACE,
     };
     sc_elig e = sc_eligibility(&shape, sc_rt.policy.min_bytes);
-    if (e == SC_ELIG_OK && sc_device_any(sendbuf, recvbuf, sendbuf == MPI_IN_PLACE))
-        return reduce_staged(cs, sendbuf, recvbuf, count, datatype, op, comm, request,
+    int on_device = e == SC_ELIG_OK ? sc_device_buffers(sendbuf, recvbuf, sendbuf == MPI_IN_PLACE) : 0;
+    if (on_device)
+        return reduce_staged(cs, sendbuf, recvbuf, count, datatype, op, comm, request, on_device,
                              (size_t)count * sc_dkind_size(shape.dkind));
     sc_comm_polling(0);   /* a call of its own: not polling any more */
     sc_user_call call = {sendbuf, recvbuf, count, datatype, op};
