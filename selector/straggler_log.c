@@ -10,11 +10,20 @@
  * slow still counts for the episode that opens. */
 #define SC_SLOG_PENDING_STEPS 20
 
+/* What the classifications found about one rank: how many found each
+ * cause, the one most found, and the signal of the latest that found it. */
+typedef struct finding {
+    int votes[4];
+    sc_cause cause;
+    char signal[96];
+    long step;          /* pending findings: the log's step count at the latest */
+} finding;
+
 typedef struct episode {
-    sc_straggler_row row;
-    double ratio_sum;   /* own / median, summed over the slow steps */
-    int votes[4];       /* classifications per cause while it was open */
-    long link_steps;    /* slow steps behind a far slower link */
+    sc_straggler_row row;   /* cause and signal: from why, in sc_straggler_log_rows */
+    finding why;            /* the classifications while it was open */
+    double ratio_sum;       /* own / median, summed over the slow steps */
+    long link_steps;        /* slow steps behind a far slower link */
     int used;
 } episode;
 
@@ -27,10 +36,9 @@ struct sc_straggler_log {
     double *vals, *scratch;
     double *link;       /* per rank: its link probe's time per byte over the median's (0: no probes) */
     double link_med;    /* that median, seconds per byte */
-    /* per rank, classifications that found a cause while no episode was
-     * open (a decision may find it before the change-point test holds it) */
-    int (*pending_votes)[4];
-    sc_straggler_row *pending;  /* cause and signal of the latest of them (from_step: its step) */
+    /* per rank, what classifications found while no episode was open (a
+     * decision may find the cause before the change-point test holds it) */
+    finding *pending;
     int dropped;
 };
 
@@ -45,9 +53,8 @@ sc_straggler_log *sc_straggler_log_new(int nranks)
     l->vals = malloc(sizeof(double) * (size_t)nranks);
     l->scratch = malloc(sizeof(double) * (size_t)nranks);
     l->link = calloc((size_t)nranks, sizeof(double));
-    l->pending_votes = calloc((size_t)nranks, sizeof *l->pending_votes);
     l->pending = calloc((size_t)nranks, sizeof *l->pending);
-    if (!l->open || !l->last || !l->vals || !l->scratch || !l->link || !l->pending_votes || !l->pending) {
+    if (!l->open || !l->last || !l->vals || !l->scratch || !l->link || !l->pending) {
         sc_straggler_log_free(l);
         return NULL;
     }
@@ -63,7 +70,6 @@ void sc_straggler_log_free(sc_straggler_log *l)
     free(l->vals);
     free(l->scratch);
     free(l->link);
-    free(l->pending_votes);
     free(l->pending);
     free(l);
 }
@@ -110,12 +116,7 @@ static void open_episode(sc_straggler_log *l, int i, long step, const sc_rank_st
     e->row.rank = i;
     e->row.from_step = from;
     e->row.to_step = -1;
-    if (l->steps - l->pending[i].from_step <= SC_SLOG_PENDING_STEPS) {   /* what decisions just before found */
-        e->row.cause = l->pending[i].cause;
-        memcpy(e->row.signal, l->pending[i].signal, sizeof e->row.signal);
-        memcpy(e->votes, l->pending_votes[i], sizeof e->votes);
-    }
-    memset(l->pending_votes[i], 0, sizeof l->pending_votes[i]);
+    if (l->steps - l->pending[i].step <= SC_SLOG_PENDING_STEPS) e->why = l->pending[i];   /* what decisions just before found */
     memset(&l->pending[i], 0, sizeof l->pending[i]);
     l->open[i] = l->last[i] = j;
 }
@@ -227,20 +228,16 @@ void sc_straggler_log_classified(sc_straggler_log *l, const sc_rank_status *st)
     for (int i = 0; i < l->n; i++) {
         int c = st[i].cause >= SC_CAUSE_NONE && st[i].cause <= SC_CAUSE_WORK ? (int)st[i].cause : SC_CAUSE_NONE;
         int j = l->open[i];
-        int *votes = j >= 0 ? l->ep[j].votes : l->pending_votes[i];
-        sc_straggler_row *r = j >= 0 ? &l->ep[j].row : &l->pending[i];
+        finding *r = j >= 0 ? &l->ep[j].why : &l->pending[i];
         if (j < 0 && c == SC_CAUSE_NONE) continue;   /* not slow, or not yet explained */
-        if (j < 0 && l->steps - r->from_step > SC_SLOG_PENDING_STEPS) {   /* old news */
-            memset(votes, 0, sizeof(int) * 4);
-            memset(r, 0, sizeof *r);
-        }
-        if (j < 0) r->from_step = l->steps;
-        votes[c]++;
+        if (j < 0 && l->steps - r->step > SC_SLOG_PENDING_STEPS) memset(r, 0, sizeof *r);   /* old news */
+        if (j < 0) r->step = l->steps;
+        r->votes[c]++;
         /* The cause most classifications found while it was slow (one
          * window on a loaded machine can show anything; a child's own
          * exchange with its parent can look like a slow link); the signal
          * of the latest classification that found it. */
-        if (c == (int)r->cause || votes[c] > votes[r->cause] || !r->signal[0]) {
+        if (c == (int)r->cause || r->votes[c] > r->votes[r->cause] || !r->signal[0]) {
             r->cause = (sc_cause)c;
             sc_straggler_signal(&st[i], median_compute, r->signal, sizeof r->signal);
         }
@@ -268,6 +265,8 @@ int sc_straggler_log_rows(const sc_straggler_log *l, sc_straggler_row *rows, int
             at--;
         }
         rows[at] = l->ep[j].row;
+        rows[at].cause = l->ep[j].why.cause;
+        memcpy(rows[at].signal, l->ep[j].why.signal, sizeof rows[at].signal);
         /* Still slow at the end: open, or slow within the last steps, when
          * ranks leave one by one and their last rows say little. */
         if (l->open[rows[at].rank] == j || rows[at].to_step >= l->steps - 1 - SC_SLOG_END_STEPS) rows[at].to_step = -1;
