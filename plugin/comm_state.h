@@ -29,6 +29,7 @@ typedef struct sc_comm {
     struct sc_carry *carry;     /* results drained from a dropped pattern, owed to the same tensor later */
     int said_reject;            /* this rank said why a call failed on this communicator */
     char why_exact[400];        /* why the agreed pattern stays exact, "" when it does not */
+    uint64_t staged_where;      /* a call on device buffers staged to host copies: its device buffers' hint (identity.h), else 0 */
     /* A call under way (threads: two at once on one communicator is
      * erroneous MPI; the second passes through, said once). */
     int busy;

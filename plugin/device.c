@@ -3,6 +3,7 @@
 #include "device.h"
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,7 +15,10 @@
  * (cuda.h is not needed to build). */
 typedef int sc_curesult;
 typedef unsigned long long sc_cudeviceptr;
-enum { SC_CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2, SC_CU_POINTER_ATTRIBUTE_IS_MANAGED = 8, SC_CU_MEMORYTYPE_DEVICE = 2 };
+typedef void *sc_cucontext;
+typedef void *sc_custream;
+enum { SC_CU_POINTER_ATTRIBUTE_CONTEXT = 1, SC_CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+       SC_CU_POINTER_ATTRIBUTE_IS_MANAGED = 8, SC_CU_MEMORYTYPE_DEVICE = 2, SC_CU_MEMHOSTALLOC_PORTABLE = 1 };
 
 static struct {
     int loaded;                 /* the driver's entry points are resolved */
@@ -23,6 +27,15 @@ static struct {
     sc_curesult (*memcpy_dtoh)(void *dst, sc_cudeviceptr src, size_t bytes);
     sc_curesult (*memcpy_htod)(sc_cudeviceptr dst, const void *src, size_t bytes);
     sc_curesult (*device_get_count)(int *count);
+    /* optional: pinned staging memory and copies on a stream of starcoll's */
+    sc_curesult (*ctx_get_current)(sc_cucontext *ctx);
+    sc_curesult (*ctx_push)(sc_cucontext ctx);
+    sc_curesult (*ctx_pop)(sc_cucontext *ctx);
+    sc_curesult (*host_alloc)(void **p, size_t bytes, unsigned int flags);
+    sc_curesult (*stream_create)(sc_custream *s, unsigned int flags);
+    sc_curesult (*stream_synchronize)(sc_custream s);
+    sc_curesult (*memcpy_dtoh_async)(void *dst, sc_cudeviceptr src, size_t bytes, sc_custream s);
+    sc_curesult (*memcpy_htod_async)(sc_cudeviceptr dst, const void *src, size_t bytes, sc_custream s);
 } cu;
 
 static int count_adds(struct dl_phdr_info *info, size_t size, void *data)
@@ -31,6 +44,8 @@ static int count_adds(struct dl_phdr_info *info, size_t size, void *data)
     *(unsigned long long *)data = info->dlpi_adds;
     return 1;   /* the first object carries the counts */
 }
+
+#define SYM(field, name) (*(void **)&cu.field = dlsym(h, name))
 
 /* Resolves the driver if it was loaded since the last look; 1 when it is. */
 static int driver(void)
@@ -42,18 +57,167 @@ static int driver(void)
     __atomic_store_n(&cu.adds, adds, __ATOMIC_RELAXED);
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (!h) return 0;
-    cu.pointer_get_attribute = (sc_curesult(*)(void *, int, sc_cudeviceptr))dlsym(h, "cuPointerGetAttribute");
-    cu.memcpy_dtoh = (sc_curesult(*)(void *, sc_cudeviceptr, size_t))dlsym(h, "cuMemcpyDtoH_v2");
-    cu.memcpy_htod = (sc_curesult(*)(sc_cudeviceptr, const void *, size_t))dlsym(h, "cuMemcpyHtoD_v2");
-    cu.device_get_count = (sc_curesult(*)(int *))dlsym(h, "cuDeviceGetCount");
+    SYM(pointer_get_attribute, "cuPointerGetAttribute");
+    SYM(memcpy_dtoh, "cuMemcpyDtoH_v2");
+    SYM(memcpy_htod, "cuMemcpyHtoD_v2");
+    SYM(device_get_count, "cuDeviceGetCount");
     if (!cu.pointer_get_attribute || !cu.memcpy_dtoh || !cu.memcpy_htod) {
         sc_say(SC_SAY_DEVICE, 0, "starcoll: libcuda.so.1 is loaded but lacks cuPointerGetAttribute or cuMemcpy; "
                                  "device buffers are not recognised");
         dlclose(h);
         return 0;
     }
+    SYM(ctx_get_current, "cuCtxGetCurrent");
+    SYM(ctx_push, "cuCtxPushCurrent_v2");
+    SYM(ctx_pop, "cuCtxPopCurrent_v2");
+    SYM(host_alloc, "cuMemHostAlloc");
+    SYM(stream_create, "cuStreamCreate");
+    SYM(stream_synchronize, "cuStreamSynchronize");
+    SYM(memcpy_dtoh_async, "cuMemcpyDtoHAsync_v2");
+    SYM(memcpy_htod_async, "cuMemcpyHtoDAsync_v2");
     __atomic_store_n(&cu.loaded, 1, __ATOMIC_RELEASE);   /* the handle stays open for the process's life */
     return 1;
+}
+#undef SYM
+
+/* ---- staging memory: pinned chunks reused call after call ----
+ * Pinned (page-locked) host memory copies at the bus's speed and lets the
+ * copies run on a stream; allocating it is slow, so chunks are kept and
+ * reused.  A call holds its chunk until it returns (the engine copies what
+ * it keeps), so chunks in use at once are as many as calls staged at once:
+ * one per communicator under way.  Past SC_PINNED_CHUNKS, or when the
+ * driver cannot pin, plain malloc'ed memory serves. */
+#define SC_PINNED_CHUNKS 8
+#define SC_PINNED_MIN ((size_t)1 << 16)
+#define SC_PINNED_TOTAL_MAX ((size_t)1 << 30)
+static struct {
+    pthread_mutex_t mu;
+    struct { void *p; size_t bytes; int in_use; } chunk[SC_PINNED_CHUNKS];
+    size_t total;
+    int failed;                 /* the driver refused to pin once: not asked again */
+} pinned = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static size_t round_up(size_t n)
+{
+    size_t r = SC_PINNED_MIN;
+    while (r < n && r < ((size_t)1 << 62)) r <<= 1;
+    return r;
+}
+
+/* Host memory for `bytes`: a pinned chunk (*is_pinned 1) or malloc's. */
+static void *staging_get(size_t bytes, int *is_pinned)
+{
+    *is_pinned = 0;
+    if (cu.host_alloc && !pinned.failed) {
+        pthread_mutex_lock(&pinned.mu);
+        int best = -1, spare = -1;
+        for (int i = 0; i < SC_PINNED_CHUNKS; i++) {
+            if (pinned.chunk[i].in_use) continue;
+            if (pinned.chunk[i].p && pinned.chunk[i].bytes >= bytes &&
+                (best < 0 || pinned.chunk[i].bytes < pinned.chunk[best].bytes))
+                best = i;
+            if (!pinned.chunk[i].p && spare < 0) spare = i;
+        }
+        size_t want = round_up(bytes);
+        if (best < 0 && spare >= 0 && pinned.total + want <= SC_PINNED_TOTAL_MAX) {
+            void *p = NULL;
+            if (cu.host_alloc(&p, want, SC_CU_MEMHOSTALLOC_PORTABLE) == 0 && p) {
+                pinned.chunk[spare].p = p;
+                pinned.chunk[spare].bytes = want;
+                pinned.total += want;
+                best = spare;
+            } else
+                pinned.failed = 1;   /* out of pinnable memory, or no context: plain memory from now on */
+        }
+        void *p = NULL;
+        if (best >= 0) {
+            pinned.chunk[best].in_use = 1;
+            p = pinned.chunk[best].p;
+            *is_pinned = 1;
+        }
+        pthread_mutex_unlock(&pinned.mu);
+        if (p) return p;
+    }
+    return malloc(bytes ? bytes : 1);
+}
+
+static void staging_put(void *p, int is_pinned)
+{
+    if (!p) return;
+    if (!is_pinned) {
+        free(p);
+        return;
+    }
+    pthread_mutex_lock(&pinned.mu);
+    for (int i = 0; i < SC_PINNED_CHUNKS; i++)
+        if (pinned.chunk[i].p == p) pinned.chunk[i].in_use = 0;
+    pthread_mutex_unlock(&pinned.mu);
+}
+
+/* ---- copies: on a stream of starcoll's per context, synchronised ----
+ * The stream is created with default flags, so it waits for work on the
+ * context's legacy default stream: a gradient a kernel wrote there is
+ * complete before it is copied.  A thread with no current context (a
+ * communication thread that never called CUDA) runs the copies in the
+ * buffer's own context, pushed for their length. */
+#define SC_STREAMS 8
+static struct {
+    pthread_mutex_t mu;
+    struct { sc_cucontext ctx; sc_custream stream; } s[SC_STREAMS];
+    int n;
+} streams = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* The stream of the current context, or NULL: copies then run synchronously. */
+static sc_custream stream_of(sc_cucontext ctx)
+{
+    if (!ctx || !cu.stream_create || !cu.stream_synchronize || !cu.memcpy_dtoh_async || !cu.memcpy_htod_async)
+        return NULL;
+    sc_custream st = NULL;
+    pthread_mutex_lock(&streams.mu);
+    for (int i = 0; i < streams.n && !st; i++)
+        if (streams.s[i].ctx == ctx) st = streams.s[i].stream;
+    if (!st && streams.n < SC_STREAMS && cu.stream_create(&st, 0) == 0 && st) {
+        streams.s[streams.n].ctx = ctx;
+        streams.s[streams.n++].stream = st;
+    }
+    pthread_mutex_unlock(&streams.mu);
+    return st;
+}
+
+/* Makes a context current for the copies of the device buffer dev when the
+ * thread has none; *pushed says whether one was pushed (pop it after). */
+static sc_cucontext copy_context(const void *dev, int *pushed)
+{
+    *pushed = 0;
+    sc_cucontext ctx = NULL;
+    if (!cu.ctx_get_current || cu.ctx_get_current(&ctx) != 0) return NULL;
+    if (ctx) return ctx;
+    if (!cu.ctx_push || !cu.ctx_pop ||
+        cu.pointer_get_attribute(&ctx, SC_CU_POINTER_ATTRIBUTE_CONTEXT, (sc_cudeviceptr)(uintptr_t)dev) != 0 || !ctx ||
+        cu.ctx_push(ctx) != 0)
+        return NULL;
+    *pushed = 1;
+    return ctx;
+}
+
+static void copy_context_end(int pushed)
+{
+    sc_cucontext ctx;
+    if (pushed) cu.ctx_pop(&ctx);
+}
+
+static int to_host(void *dst, const void *dev, size_t bytes, sc_custream st)
+{
+    if (!st) return cu.memcpy_dtoh(dst, (sc_cudeviceptr)(uintptr_t)dev, bytes);
+    int rc = cu.memcpy_dtoh_async(dst, (sc_cudeviceptr)(uintptr_t)dev, bytes, st);
+    return rc ? rc : cu.stream_synchronize(st);
+}
+
+static int to_device(void *dev, const void *src, size_t bytes, sc_custream st)
+{
+    if (!st) return cu.memcpy_htod((sc_cudeviceptr)(uintptr_t)dev, src, bytes);
+    int rc = cu.memcpy_htod_async((sc_cudeviceptr)(uintptr_t)dev, src, bytes, st);
+    return rc ? rc : cu.stream_synchronize(st);
 }
 
 static int on_device(const void *p)
@@ -76,41 +240,49 @@ int sc_device_buffers(const void *sendbuf, void *recvbuf, int in_place)
     return (!in_place && on_device(sendbuf) ? SC_DEVICE_SEND : 0) | (on_device(recvbuf) ? SC_DEVICE_RECV : 0);
 }
 
-int sc_device_stage(sc_staged *st, const void *sendbuf, void *recvbuf, int in_place, int which, size_t bytes)
+int sc_device_stage(sc_staged *st, const void *sendbuf, void *recvbuf, int in_place, int which, long lb,
+                    size_t bytes)
 {
     memset(st, 0, sizeof *st);
     st->dev_send = sendbuf;
     st->dev_recv = recvbuf;
     st->bytes = bytes;
+    st->lb = lb;
     st->send_on_device = !in_place && (which & SC_DEVICE_SEND);
     st->recv_on_device = (which & SC_DEVICE_RECV) != 0;
     size_t need = (st->send_on_device ? bytes : 0) + (st->recv_on_device ? bytes : 0);
-    st->host = malloc(need ? need : 1);
+    int pushed;   /* pinning and streams need a context current too */
+    sc_custream stream = stream_of(copy_context(st->send_on_device ? sendbuf : recvbuf, &pushed));
+    st->host = staging_get(need, &st->pinned);
     if (!st->host) {
+        copy_context_end(pushed);
         sc_say(SC_SAY_DEVICE, 1, "starcoll: rank %d: no host memory to stage a device buffer of %zu bytes; the call "
                "fails with MPI_ERR_NO_MEM", sc_rt.world_rank, bytes);
         return MPI_ERR_NO_MEM;
     }
     double t0 = PMPI_Wtime();
+    /* The copies hold the bytes from the datatype's true lower bound on:
+     * the pointers handed to MPI are lb before them, as the caller's are. */
     char *at = st->host;
     st->send = in_place ? NULL : (void *)sendbuf;
     st->recv = recvbuf;
     int rc = 0;
     if (st->send_on_device) {
-        st->send = at;
-        rc = cu.memcpy_dtoh(at, (sc_cudeviceptr)(uintptr_t)sendbuf, bytes);
+        st->send = at - lb;
+        rc = to_host(at, (const char *)sendbuf + lb, bytes, stream);
         at += bytes;
     }
     if (st->recv_on_device) {
-        st->recv = at;
+        st->recv = at - lb;
         /* in place, the receive buffer holds the input */
-        if (rc == 0 && in_place) rc = cu.memcpy_dtoh(at, (sc_cudeviceptr)(uintptr_t)recvbuf, bytes);
+        if (rc == 0 && in_place) rc = to_host(at, (const char *)recvbuf + lb, bytes, stream);
     }
+    copy_context_end(pushed);
     st->seconds = PMPI_Wtime() - t0;
     if (rc != 0) {
         sc_say(SC_SAY_DEVICE, 1, "starcoll: rank %d: copying a device buffer to the host failed (CUDA error %d); the "
                "call fails with MPI_ERR_BUFFER", sc_rt.world_rank, rc);
-        free(st->host);
+        staging_put(st->host, st->pinned);
         st->host = NULL;
         return MPI_ERR_BUFFER;
     }
@@ -121,7 +293,10 @@ int sc_device_unstage(sc_staged *st, int rc)
 {
     if (rc == MPI_SUCCESS && st->recv_on_device) {
         double t0 = PMPI_Wtime();
-        int cr = cu.memcpy_htod((sc_cudeviceptr)(uintptr_t)st->dev_recv, st->recv, st->bytes);
+        int pushed;
+        sc_custream stream = stream_of(copy_context(st->dev_recv, &pushed));
+        int cr = to_device((char *)st->dev_recv + st->lb, (char *)st->recv + st->lb, st->bytes, stream);
+        copy_context_end(pushed);
         st->seconds += PMPI_Wtime() - t0;
         if (cr != 0) {
             sc_say(SC_SAY_DEVICE, 1, "starcoll: rank %d: copying a result back to the device failed (CUDA error %d); "
@@ -129,7 +304,7 @@ int sc_device_unstage(sc_staged *st, int rc)
             rc = MPI_ERR_BUFFER;
         }
     }
-    free(st->host);
+    staging_put(st->host, st->pinned);
     st->host = NULL;
     return rc;
 }

@@ -13,10 +13,13 @@
  * device memory, not managed memory, which the host can read), and only on
  * eligible-shaped calls, where it costs nothing measurable.
  *
- * Staging copies device buffers to host buffers of the call's own
- * (cuMemcpyDtoH, on the calling thread's current context, synchronous),
- * the call runs on them in whatever mode, and the result is copied back
- * (cuMemcpyHtoD) before the call returns. */
+ * Staging copies device buffers to pinned host memory kept for reuse
+ * (cuMemHostAlloc; plain memory where the driver cannot pin), with
+ * cuMemcpyDtoHAsync on a stream of starcoll's, synchronised; the call runs
+ * on the copies in whatever mode, and the result is copied back
+ * (cuMemcpyHtoDAsync) before the call returns.  Every call on device
+ * buffers stages, whatever its datatype, op or size: the ones not eligible
+ * run exact through MPI on the copies. */
 #ifndef STARCOLL_DEVICE_H
 #define STARCOLL_DEVICE_H
 #include <stddef.h>
@@ -26,8 +29,10 @@ typedef struct sc_staged {
     void *dev_recv;
     int send_on_device, recv_on_device;
     void *send, *recv;      /* what the call runs on: host copies, or the caller's own host buffers */
-    void *host;             /* the host copies' memory, freed by sc_device_unstage */
-    size_t bytes;
+    void *host;             /* the host copies' memory, given back by sc_device_unstage */
+    int pinned;             /* ... a pinned chunk, kept for later calls */
+    size_t bytes;           /* bytes copied per buffer: the datatype's span over the call's count */
+    long lb;                /* where they start: the datatype's true lower bound */
     double seconds;         /* time spent copying */
 } sc_staged;
 
@@ -37,11 +42,13 @@ typedef struct sc_staged {
 enum { SC_DEVICE_SEND = 1, SC_DEVICE_RECV = 2 };
 int sc_device_buffers(const void *sendbuf, void *recvbuf, int in_place);
 
-/* Copies the device buffers of a call of `bytes` bytes, those `which`
- * (sc_device_buffers) names, to host memory: 0 with *st ready (st->send is
- * NULL for MPI_IN_PLACE), or an MPI error code with one line said and
- * nothing to undo. */
-int sc_device_stage(sc_staged *st, const void *sendbuf, void *recvbuf, int in_place, int which, size_t bytes);
+/* Copies the device buffers of a call, those `which` (sc_device_buffers)
+ * names, to host memory: `bytes` bytes from `lb` past each buffer (its
+ * datatype's true lower bound and span over the count).  0 with *st ready
+ * (st->send is NULL for MPI_IN_PLACE), or an MPI error code with one line
+ * said and nothing to undo. */
+int sc_device_stage(sc_staged *st, const void *sendbuf, void *recvbuf, int in_place, int which, long lb,
+                    size_t bytes);
 
 /* After the call (its return code rc): copies the result back to a device
  * receive buffer when rc is MPI_SUCCESS, frees the host copies, and returns

@@ -273,7 +273,7 @@ static sc_call_key call_key(const sc_comm *cs, const sc_user_call *c, sc_dkind d
 {
     sc_call_key k = {
         .shape = sc_shape_hash(c->count, type_code(c->dt), op_code(c->op), eligible),
-        .where = sc_where_hash(c->sendbuf == MPI_IN_PLACE ? NULL : c->sendbuf, c->recvbuf),
+        .where = cs->staged_where ? cs->staged_where : sc_where_hash(c->sendbuf == MPI_IN_PLACE ? NULL : c->sendbuf, c->recvbuf),
         .gap = cs->last_any_exit > 0 ? t_in - cs->last_any_exit : 0,
         .count = c->count,
         .dkind = dk,
@@ -629,22 +629,34 @@ static int finished_request(MPI_Request *request, int rc)
 static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                      MPI_Comm comm, MPI_Request *request);
 
-/* An eligible-shaped call on CUDA device buffers: run blocking on host
- * copies in whatever mode (device.h), the result copied back before it
- * returns; a nonblocking one gets a request already complete. */
+/* A call on CUDA device buffers, whatever its shape: run blocking on host
+ * copies (device.h), eligible ones in whatever mode, the others exact
+ * through MPI, the result copied back before it returns; a nonblocking
+ * one gets a request already complete.  The copies span the datatype's
+ * true extent, so derived types stage whole.  While staged, the call is
+ * known by its device buffers (cs->staged_where), never by the host
+ * copies, which the next call may reuse. */
 static int reduce_staged(sc_comm *cs, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                         MPI_Op op, MPI_Comm comm, MPI_Request *request, int which, size_t bytes)
+                         MPI_Op op, MPI_Comm comm, MPI_Request *request, int which)
 {
+    MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+    int rc = PMPI_Type_get_extent(datatype, &lb, &extent);
+    if (rc == MPI_SUCCESS) rc = PMPI_Type_get_true_extent(datatype, &true_lb, &true_extent);
+    if (rc != MPI_SUCCESS) return rc;   /* not a datatype: MPI's own error, as without starcoll */
+    size_t span = (size_t)true_extent + (size_t)(count - 1) * (size_t)extent;
     sc_staged st;
     int in_place = sendbuf == MPI_IN_PLACE;
-    int rc = sc_device_stage(&st, sendbuf, recvbuf, in_place, which, bytes);
+    rc = sc_device_stage(&st, sendbuf, recvbuf, in_place, which, (long)true_lb, span);
     if (rc == MPI_SUCCESS) {
+        cs->staged_where = sc_where_hash(in_place ? NULL : sendbuf, recvbuf);
         rc = reduce_on(cs, in_place ? MPI_IN_PLACE : st.send, st.recv, count, datatype, op, comm, NULL);
+        cs->staged_where = 0;
         rc = sc_device_unstage(&st, rc);
     }
     cs->row->device_calls += 1;
-    cs->row->device_bytes += (double)bytes * (st.send_on_device + st.recv_on_device);
+    cs->row->device_bytes += (double)span * (st.send_on_device + st.recv_on_device);
     cs->row->device_s += st.seconds;
+    cs->row->device_pinned += st.pinned;
     return finished_request(request, rc);
 }
 
@@ -661,10 +673,8 @@ static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count,
         .aliased = sendbuf == recvbuf && sendbuf != MPI_IN_PLACE,
     };
     sc_elig e = sc_eligibility(&shape, sc_rt.policy.min_bytes);
-    int on_device = e == SC_ELIG_OK ? sc_device_buffers(sendbuf, recvbuf, sendbuf == MPI_IN_PLACE) : 0;
-    if (on_device)
-        return reduce_staged(cs, sendbuf, recvbuf, count, datatype, op, comm, request, on_device,
-                             (size_t)count * sc_dkind_size(shape.dkind));
+    int on_device = cs->staged_where || count <= 0 ? 0 : sc_device_buffers(sendbuf, recvbuf, sendbuf == MPI_IN_PLACE);
+    if (on_device) return reduce_staged(cs, sendbuf, recvbuf, count, datatype, op, comm, request, on_device);
     sc_comm_polling(0);   /* a call of its own: not polling any more */
     sc_user_call call = {sendbuf, recvbuf, count, datatype, op};
     double t0 = PMPI_Wtime();
@@ -680,6 +690,7 @@ static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count,
         double dt = cs->last_any_exit - t0;
         cs->row->passthrough += 1;
         cs->row->why_not[e] += 1;
+        if (cs->staged_where) cs->row->device_exact += 1;
         cs->row->time_in += dt;
         if (cs->engine) {   /* an exact collective inside a tolerant job: everyone waits for the slowest */
             cs->row->exact_in_tolerant += 1;
@@ -717,6 +728,7 @@ static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count,
     cs->row->bytes += (double)count * (double)sc_dkind_size(shape.dkind);
     cs->row->time_in += dt;
     cs->row->mode_calls[mode] += 1;
+    if (cs->staged_where) cs->row->device_mode[mode] += 1;
     return rc;
 }
 

@@ -28,7 +28,10 @@ typedef struct sc_stats {
     double carries_left;   /* results of dropped patterns never delivered (set at MPI_Finalize) */
     double nonblocking;    /* MPI_Iallreduce calls (eligible or not) */
     double overlapped;     /* ... of them completed by the rounds after MPI_Iallreduce returned */
-    double device_calls, device_bytes, device_s;   /* eligible calls on CUDA device buffers; bytes and seconds staged (device.h) */
+    double device_calls, device_bytes, device_s;   /* calls on CUDA device buffers; bytes and seconds staged (device.h) */
+    double device_mode[SC_NMODES];   /* ... of them eligible, by the mode that ran them */
+    double device_exact;             /* ... of them not eligible: exact through MPI on host copies */
+    double device_pinned;            /* ... of them staged in pinned host memory */
     double why_not[SC_ELIG_NREASONS_MAX];   /* calls kept exact, by sc_elig reason (0: the policy is sync;
                                                SC_WHY_NO_ENGINE: no rounds on this communicator, row_why says why) */
 } sc_stats;

@@ -10,6 +10,7 @@
  * the driver API's names and meanings; fake_cuda_* are for the tests. */
 #include <pthread.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -80,32 +81,123 @@ int fake_cuda_write(void *dev, const void *host, size_t n) { return copy(dev, ho
 int fake_cuda_read(void *host, const void *dev, size_t n) { return copy(host, dev, n, (char *)dev, PROT_READ); }
 unsigned long long fake_cuda_copies(void) { return copies; }
 
+/* ---- contexts: one per process, current on a thread once it used CUDA ----
+ * As with the runtime API, a thread that allocated device memory has the
+ * context current; another thread (a communication thread) has none until
+ * it pushes one, and copies there fail as they would with the real driver. */
+static char the_context;
+static __thread void *current;
+void *fake_cuda_malloc_current(size_t n);
+void *fake_cuda_malloc_current(size_t n)
+{
+    current = &the_context;
+    return fake_cuda_malloc(n);
+}
+
+static unsigned long long pinned_allocs, async_copies, pushes;
+unsigned long long fake_cuda_pinned_allocs(void) { return pinned_allocs; }
+unsigned long long fake_cuda_async_copies(void) { return async_copies; }
+unsigned long long fake_cuda_pushes(void) { return pushes; }
+
 /* ---- the driver API's entry points ---- */
+enum { ERR_INVALID_VALUE = 1, ERR_INVALID_CONTEXT = 201 };
 int cuPointerGetAttribute(void *data, int attribute, unsigned long long ptr);
 int cuMemcpyDtoH_v2(void *dst, unsigned long long src, size_t n);
 int cuMemcpyHtoD_v2(unsigned long long dst, const void *src, size_t n);
+int cuMemcpyDtoHAsync_v2(void *dst, unsigned long long src, size_t n, void *stream);
+int cuMemcpyHtoDAsync_v2(unsigned long long dst, const void *src, size_t n, void *stream);
 int cuDeviceGetCount(int *count);
+int cuCtxGetCurrent(void **ctx);
+int cuCtxPushCurrent_v2(void *ctx);
+int cuCtxPopCurrent_v2(void **ctx);
+int cuMemHostAlloc(void **p, size_t n, unsigned int flags);
+int cuStreamCreate(void **stream, unsigned int flags);
+int cuStreamSynchronize(void *stream);
 
 int cuPointerGetAttribute(void *data, int attribute, unsigned long long ptr)
 {
     pthread_mutex_lock(&mu);
     int i = find((const char *)ptr, 1);
     pthread_mutex_unlock(&mu);
-    if (i < 0) return 1;                     /* not the driver's: CUDA_ERROR_INVALID_VALUE */
-    if (attribute == 2) *(unsigned int *)data = 2;   /* CU_POINTER_ATTRIBUTE_MEMORY_TYPE: CU_MEMORYTYPE_DEVICE */
-    else if (attribute == 8) *(int *)data = 0;       /* CU_POINTER_ATTRIBUTE_IS_MANAGED: no */
-    else return 1;
+    if (i < 0) return ERR_INVALID_VALUE;            /* not the driver's */
+    if (attribute == 1) *(void **)data = &the_context;  /* CU_POINTER_ATTRIBUTE_CONTEXT */
+    else if (attribute == 2) *(unsigned int *)data = 2; /* CU_POINTER_ATTRIBUTE_MEMORY_TYPE: CU_MEMORYTYPE_DEVICE */
+    else if (attribute == 8) *(int *)data = 0;          /* CU_POINTER_ATTRIBUTE_IS_MANAGED: no */
+    else return ERR_INVALID_VALUE;
     return 0;
 }
 
-int cuMemcpyDtoH_v2(void *dst, unsigned long long src, size_t n) { return fake_cuda_read(dst, (const void *)src, n); }
-int cuMemcpyHtoD_v2(unsigned long long dst, const void *src, size_t n) { return fake_cuda_write((void *)dst, src, n); }
+int cuMemcpyDtoH_v2(void *dst, unsigned long long src, size_t n)
+{
+    return current ? fake_cuda_read(dst, (const void *)src, n) : ERR_INVALID_CONTEXT;
+}
+int cuMemcpyHtoD_v2(unsigned long long dst, const void *src, size_t n)
+{
+    return current ? fake_cuda_write((void *)dst, src, n) : ERR_INVALID_CONTEXT;
+}
+
+/* Copies on a stream run at once here (the stream is a name only); they
+ * need a stream of the current context. */
+int cuMemcpyDtoHAsync_v2(void *dst, unsigned long long src, size_t n, void *stream)
+{
+    if (!current) return ERR_INVALID_CONTEXT;
+    if (!stream) return ERR_INVALID_VALUE;
+    __atomic_add_fetch(&async_copies, 1, __ATOMIC_RELAXED);
+    return fake_cuda_read(dst, (const void *)src, n);
+}
+int cuMemcpyHtoDAsync_v2(unsigned long long dst, const void *src, size_t n, void *stream)
+{
+    if (!current) return ERR_INVALID_CONTEXT;
+    if (!stream) return ERR_INVALID_VALUE;
+    __atomic_add_fetch(&async_copies, 1, __ATOMIC_RELAXED);
+    return fake_cuda_write((void *)dst, src, n);
+}
 
 int cuDeviceGetCount(int *count)
 {
     *count = 1;
     return 0;
 }
+
+int cuCtxGetCurrent(void **ctx)
+{
+    *ctx = current;
+    return 0;
+}
+int cuCtxPushCurrent_v2(void *ctx)
+{
+    if (ctx != &the_context) return ERR_INVALID_CONTEXT;
+    __atomic_add_fetch(&pushes, 1, __ATOMIC_RELAXED);
+    current = ctx;
+    return 0;
+}
+int cuCtxPopCurrent_v2(void **ctx)
+{
+    if (ctx) *ctx = current;
+    current = NULL;
+    return 0;
+}
+
+/* Pinned memory is plain memory here, counted. */
+int cuMemHostAlloc(void **p, size_t n, unsigned int flags)
+{
+    (void)flags;
+    if (!current) return ERR_INVALID_CONTEXT;
+    *p = malloc(n);
+    if (!*p) return 2;   /* CUDA_ERROR_OUT_OF_MEMORY */
+    __atomic_add_fetch(&pinned_allocs, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+static char a_stream;
+int cuStreamCreate(void **stream, unsigned int flags)
+{
+    (void)flags;
+    if (!current) return ERR_INVALID_CONTEXT;
+    *stream = &a_stream;
+    return 0;
+}
+int cuStreamSynchronize(void *stream) { return stream == &a_stream ? 0 : ERR_INVALID_VALUE; }
 
 int cuInit(unsigned int flags);
 int cuInit(unsigned int flags)

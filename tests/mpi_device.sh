@@ -1,16 +1,21 @@
 #!/bin/bash
-# MPI_Allreduce on CUDA device buffers (issue 12, first part), without a
-# GPU: tests/fakecuda/libcuda.so.1 stands in for the driver, its "device
+# MPI_Allreduce on CUDA device buffers (issue 12), without a GPU:
+# tests/fakecuda/libcuda.so.1 stands in for the driver, its "device
 # memory" pages the CPU cannot touch, so a device pointer that reached MPI
 # unstaged would fault.  mpi_tolerant --device reduces its gradients from
-# and into such buffers: in sync and hier (exact: its conservation and
-# replica checks hold step by step) and in quorum, groups and auto with and
-# without a persistent straggler (conservation, replicas bitwise equal after
-# a flush, every return code), in place too; the report counts the staged
-# calls.  First, without starcoll, the same job must fault: the test can fail.
+# and into such buffers, and beside them a loss, an int MPI_MAX and an
+# MPI_2INT MPI_MAXLOC on device buffers, checked exactly every step: in
+# sync and hier (exact: its conservation and replica checks hold step by
+# step) and in quorum, groups and auto with and without a persistent
+# straggler (conservation, replicas bitwise equal after a flush, every
+# return code), in place, on two communicators, from a communication
+# thread without a CUDA context.  The report's device calls must add up
+# (eligible by mode, the rest exact), and with the stand-in every call
+# stages in pinned memory, copied on starcoll's stream.  First, without
+# starcoll, the same job must fault: the test can fail.
 # With SC_DEVICE_REAL=1 (tests/gpu_check.sh, on a machine with a GPU) the
-# buffers are cudaMalloc's, the ranks share the GPU, and that first check
-# is left out.
+# buffers are cudaMalloc's, the ranks share the GPU, and the checks that
+# need the stand-in's counters are left out.
 . "$(dirname "$0")/mpi_testlib.sh"
 sc_need_library || finish
 prog="$top_builddir/tests/mpi_tolerant"
@@ -37,17 +42,35 @@ if [ "${SC_DEVICE_REAL:-0}" != 1 ]; then
     else fail "without starcoll the device-buffer job succeeded: the stand-in does not guard its memory, so the checks below prove nothing"; fi
 fi
 
-# device_job NAME MODE [mpi_tolerant options]: 4 ranks.
+# device_job NAME MODE [mpi_tolerant options]: 4 ranks.  The report's
+# count of calls on device buffers is checked: the gradients (eligible, by
+# mode) and the loss, flag and argmax beside them (exact through MPI).
 device_job() {
     local name=$1 mode=$2
     shift 2
     sc_job "$name" 4 -x "STARCOLL_MODE=$mode" -x "LD_LIBRARY_PATH=$libpath" -x STARCOLL_QUORUM=3 \
         "$prog" --device --steps 30 "$@"
     sc_adopt "$name" $? "$name"
-    local staged
-    staged=$(sed -nE 's/^@ Device    : ([0-9]+) eligible calls on CUDA device buffers.*/\1/p' "$SC_WORK/$name.report")
-    if [ "${staged:-0}" -gt 0 ]; then ok "$name: the report counts $staged calls staged from device buffers"
-    else fail "$name: the report counts no call on device buffers"; sc_show "$name"; fi
+    local rep="$SC_WORK/$name.report" line total modes exact pinned eligible
+    line=$(grep -m1 '^@ Device    : [0-9]* calls on CUDA device buffers' "$rep")
+    total=$(sed -nE 's/^@ Device    : ([0-9]+) calls on CUDA.*/\1/p' <<<"$line")
+    modes=$(sed -nE 's/.*eligible ones (.*); [0-9]+ not eligible.*/\1/p' <<<"$line")
+    exact=$(sed -nE 's/.*; ([0-9]+) not eligible, exact through MPI.*/\1/p' <<<"$line")
+    pinned=$(sed -nE 's/^@ Device    : staged through host memory \(([0-9]+) calls in pinned memory.*/\1/p' "$rep")
+    eligible=$(tr ',' '\n' <<<"$modes" | awk '{s += $1} END {print s + 0}')
+    if [ "${total:-0}" -gt 0 ] && [ "${exact:-0}" -gt 0 ] && [ $((eligible + exact)) -eq "$total" ]; then
+        ok "$name: the report counts $total calls on device buffers: $modes; $exact exact through MPI"
+    else
+        fail "$name: the report's device calls do not add up (total ${total:-none}, eligible '$modes', exact ${exact:-none})"
+        sc_show "$name"
+    fi
+    if [ "${SC_DEVICE_REAL:-0}" != 1 ]; then   # the stand-in pins and has streams: every call uses them
+        local asyncs
+        asyncs=$(sed -n 's/^device: async_copies //p' "$SC_WORK/$name.out")
+        if [ "${pinned:-0}" -eq "${total:-x}" ] && [ "${asyncs:-0}" -gt 0 ]; then
+            ok "$name: every call staged in pinned memory, copied on starcoll's stream ($asyncs copies on rank 0)"
+        else fail "$name: pinned ${pinned:-none} of ${total:-none} calls, ${asyncs:-no} copies on a stream"; fi
+    fi
 }
 for mode in sync hier quorum groups auto; do
     device_job "device-$mode-none" "$mode" --pattern none
@@ -56,4 +79,12 @@ done
 device_job device-sync-in-place sync --pattern none --in-place
 device_job device-quorum-in-place quorum --pattern persistent --in-place --double
 device_job device-auto-two-comms auto --pattern persistent --two-comms
+# A communication thread that never called CUDA has no current context:
+# starcoll makes the buffers' own current for its copies.
+device_job device-quorum-comm-thread quorum --pattern persistent --threads comm
+if [ "${SC_DEVICE_REAL:-0}" != 1 ]; then
+    pushes=$(sed -n 's/^device: pushes //p' "$SC_WORK/device-quorum-comm-thread.out")
+    if [ "${pushes:-0}" -gt 0 ]; then ok "device-quorum-comm-thread: the copies ran in the buffers' context, pushed $pushes times on rank 0"
+    else fail "device-quorum-comm-thread: no context was pushed for the communication thread's copies"; fi
+fi
 finish

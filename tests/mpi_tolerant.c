@@ -30,7 +30,8 @@
  * --device: the blocking calls reduce device buffers (tests/fakecuda's
  * stand-in driver: pages the CPU cannot touch; or cudaMalloc's on a GPU),
  * filled and read with copies, as a GPU code's gradients are; every check
- * above applies to them. */
+ * above applies to them.  Each step also reduces a loss, a flag and an
+ * argmax on device buffers (device_extras), checked exactly at once. */
 #include <math.h>
 #include <mpi.h>
 #include "mpi_check.h"
@@ -68,8 +69,8 @@ static int rt_read(void *host, const void *dev, size_t n) { return rt_memcpy(hos
 static void device_init(void)
 {
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
-    if (h && dlsym(h, "fake_cuda_malloc")) {
-        dev_malloc = (void *(*)(size_t))dlsym(h, "fake_cuda_malloc");
+    if (h && dlsym(h, "fake_cuda_malloc_current")) {
+        dev_malloc = (void *(*)(size_t))dlsym(h, "fake_cuda_malloc_current");
         dev_write = (int (*)(void *, const void *, size_t))dlsym(h, "fake_cuda_write");
         dev_read = (int (*)(void *, const void *, size_t))dlsym(h, "fake_cuda_read");
     } else {
@@ -140,16 +141,20 @@ static void spin_cpu_ms(double ms)
     (void)sink;
 }
 
+enum { NFLAGS = 100, NPAIRS = 10 };   /* device_extras */
+
 typedef struct {
     MPI_Comm comm;
     int crank, csize;
     void *in[NSLOTS], *out[NSLOTS];
     void *dev_in[NSLOTS], *dev_out[NSLOTS];   /* --device */
+    void *dev_loss_in, *dev_loss_out, *dev_flags, *dev_pairs;   /* --device: device_extras */
     double *deposited[NSLOTS], *received[NSLOTS];   /* per element sums, exact for integers < 2^53 */
 } stream;
 
 static void stream_init(stream *st, MPI_Comm comm)
 {
+    memset(st, 0, sizeof *st);
     st->comm = comm;
     MPI_CHECK(MPI_Comm_rank(comm, &st->crank));
     MPI_CHECK(MPI_Comm_size(comm, &st->csize));
@@ -164,6 +169,13 @@ static void stream_init(stream *st, MPI_Comm comm)
             st->dev_out[s] = dev_malloc(es * (size_t)slot_count[s]);
             if (!st->dev_in[s] || !st->dev_out[s]) MPI_Abort(MPI_COMM_WORLD, 2);
         }
+    }
+    if (device) {   /* on the thread that calls MPI_Init, as the model's memory is: a communication thread has no CUDA context */
+        st->dev_loss_in = dev_malloc(sizeof(float));
+        st->dev_loss_out = dev_malloc(sizeof(float));
+        st->dev_flags = dev_malloc(NFLAGS * sizeof(int));
+        st->dev_pairs = dev_malloc(NPAIRS * 2 * sizeof(int));
+        if (!st->dev_loss_in || !st->dev_loss_out || !st->dev_flags || !st->dev_pairs) MPI_Abort(MPI_COMM_WORLD, 2);
     }
 }
 
@@ -274,12 +286,54 @@ static void one_step_nonblocking(stream *st, int step, int zero)
     if (nkept < KEEP) nkept++;
 }
 
+/* --device: the calls a GPU code makes beside its gradients, each on
+ * device buffers and none eligible, so they run exact on host copies: a
+ * 1-float loss, an int MPI_MAX in place (a flag), and an MPI_2INT
+ * MPI_MAXLOC (an argmax); every result is checked at once. */
+static void device_extras(stream *st, int step)
+{
+    void *dev_loss_in = st->dev_loss_in, *dev_loss_out = st->dev_loss_out, *dev_flags = st->dev_flags,
+         *dev_pairs = st->dev_pairs;
+    int n = st->csize, me = st->crank;
+    float loss = (float)(me + 1 + step % 5), got_loss = -1;
+    if (dev_write(dev_loss_in, &loss, sizeof loss) != 0) MPI_Abort(MPI_COMM_WORLD, 2);
+    MPI_CHECK(MPI_Allreduce(dev_loss_in, dev_loss_out, 1, MPI_FLOAT, MPI_SUM, st->comm));
+    if (dev_read(&got_loss, dev_loss_out, sizeof got_loss) != 0) MPI_Abort(MPI_COMM_WORLD, 2);
+    float want_loss = (float)(n * (n + 1) / 2 + n * (step % 5));
+    int flags[NFLAGS], pairs[NPAIRS * 2], bad = got_loss != want_loss;
+    for (int i = 0; i < NFLAGS; i++) flags[i] = (me * 13 + step + i) % 17;
+    for (int i = 0; i < NPAIRS; i++) pairs[2 * i] = (me * 5 + step + i) % 7, pairs[2 * i + 1] = me;
+    if (dev_write(dev_flags, flags, sizeof flags) != 0 || dev_write(dev_pairs, pairs, sizeof pairs) != 0)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, dev_flags, NFLAGS, MPI_INT, MPI_MAX, st->comm));
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, dev_pairs, NPAIRS, MPI_2INT, MPI_MAXLOC, st->comm));
+    if (dev_read(flags, dev_flags, sizeof flags) != 0 || dev_read(pairs, dev_pairs, sizeof pairs) != 0)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    for (int i = 0; i < NFLAGS; i++) {
+        int want = -1;
+        for (int r = 0; r < n; r++) want = (r * 13 + step + i) % 17 > want ? (r * 13 + step + i) % 17 : want;
+        bad |= flags[i] != want;
+    }
+    for (int i = 0; i < NPAIRS; i++) {
+        int v = -1, at = -1;
+        for (int r = 0; r < n; r++)
+            if ((r * 5 + step + i) % 7 > v) v = (r * 5 + step + i) % 7, at = r;   /* ties: the lowest rank */
+        bad |= pairs[2 * i] != v || pairs[2 * i + 1] != at;
+    }
+    if (bad) {
+        fprintf(stderr, "rank %d: step %d: a device call beside the gradients is wrong (loss %g, want %g)\n", rank, step,
+                (double)got_loss, (double)want_loss);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+}
+
 static void one_step(stream *st, int step)
 {
     if (nonblocking) {
         one_step_nonblocking(st, step, 0);
         return;
     }
+    if (device) device_extras(st, step);
     for (int s = 0; s < NSLOTS; s++) {
         one_call(st, s, step, 0);
         /* A call off the pattern in the middle of some steps: an eligible
@@ -514,6 +568,13 @@ int main(int argc, char **argv)
         int late = 0;
         MPI_CHECK(PMPI_Allreduce(&late_writes, &late, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
         check(late == 0, "no receive buffer written after its request completed");
+    }
+    if (device) {   /* the stand-in driver counts what starcoll asked of it; rank 0's figures, for mpi_device.sh */
+        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+        unsigned long long (*count)(void);
+        const char *what[] = {"fake_cuda_async_copies", "fake_cuda_pinned_allocs", "fake_cuda_pushes"};
+        for (int k = 0; h && k < 3 && rank == 0; k++)
+            if ((*(void **)&count = dlsym(h, what[k]))) printf("device: %s %llu\n", what[k] + 10, count());
     }
     if (rank == 0) printf("%d passed, %d failed\n", passed, failed);
     if (split != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_free(&split));
