@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "straggle.h"
+#include "device_memory.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -39,12 +40,13 @@ typedef struct bench_options {
     double compute_s;               /* emulated compute slept by every rank per call */
     straggle straggler;
     int barrier;                    /* barrier between iterations, as OSU does */
+    int device;                     /* buffers in GPU memory (device_memory.h), as osu_allreduce -d cuda */
 } bench_options;
 
 static void short_usage(FILE *out, const char *prog)
 {
     fprintf(out, "usage: %s [-m [MIN:]MAX] [-i N] [-x N] [-f] [-c] [-T float|double]\n"
-                 "       [--compute-ms MS] [--straggler SPEC] [--barrier|--no-barrier]   (-h for details)\n", prog);
+                 "       [--compute-ms MS] [--straggler SPEC] [--barrier|--no-barrier] [--device]   (-h for details)\n", prog);
 }
 
 static void usage(FILE *out, const char *prog)
@@ -64,6 +66,8 @@ static void usage(FILE *out, const char *prog)
         "                                steps count from 0 at each size's first warm-up call\n"
         "      --barrier, --no-barrier   barrier between iterations (default: yes, as OSU does,\n"
         "                                unless --compute-ms or --straggler emulate a training loop)\n"
+        "      --device                  send and receive buffers in GPU memory (cudaMalloc), filled\n"
+        "                                and checked by copies outside the timed call\n"
         "  -h, --help                    this help\n"
         "Only MPI_Allreduce is timed; latency is the per-rank mean, then avg/min/max over ranks.\n",
         prog);
@@ -109,7 +113,7 @@ static int parse_count(const char *s, long min, long *out)
     return 0;
 }
 
-enum { OPT_STRAGGLER = 256, OPT_COMPUTE_MS, OPT_BARRIER, OPT_NO_BARRIER };
+enum { OPT_STRAGGLER = 256, OPT_COMPUTE_MS, OPT_BARRIER, OPT_NO_BARRIER, OPT_DEVICE };
 
 /* Parse argv into o; 0 on success, 1 for -h, -1 with a message in err. */
 static int parse_options(int argc, char **argv, bench_options *o, char *err, size_t errlen)
@@ -126,6 +130,7 @@ static int parse_options(int argc, char **argv, bench_options *o, char *err, siz
         { "compute-ms", required_argument, NULL, OPT_COMPUTE_MS },
         { "barrier", no_argument, NULL, OPT_BARRIER },
         { "no-barrier", no_argument, NULL, OPT_NO_BARRIER },
+        { "device", no_argument, NULL, OPT_DEVICE },
         { NULL, 0, NULL, 0 }
     };
     memset(o, 0, sizeof *o);
@@ -222,6 +227,9 @@ static int parse_options(int argc, char **argv, bench_options *o, char *err, siz
         case OPT_NO_BARRIER:
             o->barrier = 0;
             break;
+        case OPT_DEVICE:
+            o->device = 1;
+            break;
         case 'h':
             return 1;
         case ':':
@@ -287,9 +295,10 @@ static void print_header(const bench_options *o, int nranks)
 {
     char spec[256];
     printf("# starcoll allreduce benchmark\n");
-    printf("# ranks %d, type %s, op sum, compute %g ms, straggler %s, iteration barrier %s\n",
+    printf("# ranks %d, type %s, op sum, compute %g ms, straggler %s, iteration barrier %s, buffers %s\n",
            nranks, o->type_name, o->compute_s * 1e3,
-           straggle_describe(&o->straggler, spec, sizeof spec), o->barrier ? "yes" : "no");
+           straggle_describe(&o->straggler, spec, sizeof spec), o->barrier ? "yes" : "no",
+           o->device ? devmem_kind() : "host");
     printf("%-*s%*s", 10, "# Size", FIELD_WIDTH, "Avg Latency(us)");
     if (o->full_stats)
         printf("%*s%*s%*s", FIELD_WIDTH, "Min Latency(us)", FIELD_WIDTH, "Max Latency(us)", 12, "Iterations");
@@ -305,36 +314,57 @@ static int run_size(const bench_options *o, long bytes, int rank, int nranks, lo
     size_t count = (size_t)bytes / o->type_size;
     long iters = bytes < LARGE_MESSAGE ? o->iters : o->iters_large;
     long warmup = bytes < LARGE_MESSAGE ? o->warmup : o->warmup_large;
-    void *send = malloc(count * o->type_size);
-    void *recv = malloc(count * o->type_size);
-    int ok = send && recv, all_ok = 0;
+    size_t nb = count * o->type_size;
+    void *send = malloc(nb), *recv = malloc(nb);
+    /* --device: the call reduces GPU buffers; the host ones are filled and
+     * checked, with copies outside the timed call */
+    void *dsend = o->device ? devmem_alloc(nb) : send, *drecv = o->device ? devmem_alloc(nb) : recv;
+    int ok = send && recv && dsend && drecv, all_ok = 0;
     MPI_CHECK(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
     if (!all_ok) {
         if (rank == 0)
-            fprintf(stderr, "starcoll_allreduce: cannot allocate 2 x %ld bytes on some rank; stopping\n", bytes);
+            fprintf(stderr, "starcoll_allreduce: cannot allocate 2 x %ld bytes%s on some rank; stopping\n", bytes,
+                    o->device ? " of device memory" : "");
+        if (o->device) {
+            devmem_free(dsend);
+            devmem_free(drecv);
+        }
         free(send);
         free(recv);
         return -1;
     }
     fill_send(send, o, count, rank, 0);
-    memset(recv, 0, count * o->type_size);
+    memset(recv, 0, nb);
+    int copies_ok = !o->device || (devmem_write(dsend, send, nb) == 0 && devmem_write(drecv, recv, nb) == 0);
 
     double timer = 0;
     int valid = 1;
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     for (long i = 0; i < warmup + iters; i++) {
-        if (o->validate)
+        if (o->validate) {
             fill_send(send, o, count, rank, i);
+            if (o->device) copies_ok &= devmem_write(dsend, send, nb) == 0;
+        }
         sleep_s(o->compute_s + straggle_delay_s(&o->straggler, rank, nranks, i, o->compute_s));
         double t0 = MPI_Wtime();
-        MPI_CHECK(MPI_Allreduce(send, recv, (int)count, o->type, MPI_SUM, MPI_COMM_WORLD));
+        MPI_CHECK(MPI_Allreduce(dsend, drecv, (int)count, o->type, MPI_SUM, MPI_COMM_WORLD));
         double t1 = MPI_Wtime();
         if (i >= warmup)
             timer += t1 - t0;
-        if (o->validate)
+        if (o->validate) {
+            if (o->device) copies_ok &= devmem_read(recv, drecv, nb) == 0;
             valid &= check_recv(recv, o, count, weight_sum, i);
+        }
         if (o->barrier)
             MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    }
+    if (!copies_ok) {
+        fprintf(stderr, "starcoll_allreduce: rank %d: a copy between host and device memory failed\n", rank);
+        valid = 0;
+    }
+    if (o->device) {
+        devmem_free(dsend);
+        devmem_free(drecv);
     }
     free(send);
     free(recv);
@@ -394,6 +424,14 @@ int main(int argc, char **argv)
     int rc = parse_options(argc, argv, &o, err, sizeof err);
     if (rc == 0 && straggle_check(&o.straggler, nranks, err, sizeof err) != 0)
         rc = -1;
+    if (rc == 0 && o.device) {   /* every rank needs device memory: agreed, so none runs on alone */
+        int mine = devmem_open(err, sizeof err) == 0, all = 0;
+        MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+        if (!all) {
+            if (mine) snprintf(err, sizeof err, "--device: some rank has no device memory");
+            rc = -1;
+        }
+    }
     if (rc != 0) {
         if (rank == 0 && rc < 0) {
             fprintf(stderr, "starcoll_allreduce: %s\n", err);

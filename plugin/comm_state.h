@@ -7,6 +7,7 @@
 #include "identity.h"
 #include "engine.h"
 #include "mode_hier.h"
+#include "nccl.h"
 
 typedef struct sc_comm {
     MPI_Comm comm;
@@ -29,6 +30,7 @@ typedef struct sc_comm {
     struct sc_carry *carry;     /* results drained from a dropped pattern, owed to the same tensor later */
     int said_reject;            /* this rank said why a call failed on this communicator */
     char why_exact[400];        /* why the agreed pattern stays exact, "" when it does not */
+    sc_nccl nccl;               /* sync and hier on device buffers: NCCL, decided at the first eligible call */
     uint64_t staged_where;      /* a call on device buffers staged to host copies: its device buffers' hint (identity.h), else 0 */
     /* A call under way (threads: two at once on one communicator is
      * erroneous MPI; the second passes through, said once). */

@@ -36,6 +36,11 @@ static struct {
     sc_curesult (*stream_synchronize)(sc_custream s);
     sc_curesult (*memcpy_dtoh_async)(void *dst, sc_cudeviceptr src, size_t bytes, sc_custream s);
     sc_curesult (*memcpy_htod_async)(sc_cudeviceptr dst, const void *src, size_t bytes, sc_custream s);
+    /* optional: for NCCL (nccl.h), which device a rank runs on and device scratch memory */
+    sc_curesult (*ctx_get_device)(int *dev);
+    sc_curesult (*device_get_uuid)(unsigned char uuid[16], int dev);
+    sc_curesult (*mem_alloc)(sc_cudeviceptr *p, size_t bytes);
+    sc_curesult (*mem_free)(sc_cudeviceptr p);
 } cu;
 
 static int count_adds(struct dl_phdr_info *info, size_t size, void *data)
@@ -75,6 +80,11 @@ static int driver(void)
     SYM(stream_synchronize, "cuStreamSynchronize");
     SYM(memcpy_dtoh_async, "cuMemcpyDtoHAsync_v2");
     SYM(memcpy_htod_async, "cuMemcpyHtoDAsync_v2");
+    SYM(ctx_get_device, "cuCtxGetDevice");
+    SYM(device_get_uuid, "cuDeviceGetUuid_v2");
+    if (!cu.device_get_uuid) SYM(device_get_uuid, "cuDeviceGetUuid");
+    SYM(mem_alloc, "cuMemAlloc_v2");
+    SYM(mem_free, "cuMemFree_v2");
     __atomic_store_n(&cu.loaded, 1, __ATOMIC_RELEASE);   /* the handle stays open for the process's life */
     return 1;
 }
@@ -319,4 +329,46 @@ void sc_device_describe(char *buf, size_t len)
     if (!cu.device_get_count || cu.device_get_count(&n) != 0) n = -1;
     if (n >= 0) snprintf(buf, len, "CUDA driver loaded, %d device(s); device buffers staged through host memory", n);
     else snprintf(buf, len, "CUDA driver loaded, no usable device; device buffers staged through host memory");
+}
+
+/* ---- for NCCL (nccl.c): contexts, streams, scratch memory ---- */
+
+void *sc_device_begin(const void *dev, int *pushed)
+{
+    *pushed = 0;
+    if (!driver()) return NULL;
+    if (dev) return stream_of(copy_context(dev, pushed));
+    sc_cucontext ctx = NULL;
+    if (!cu.ctx_get_current || cu.ctx_get_current(&ctx) != 0) return NULL;
+    return stream_of(ctx);
+}
+
+void sc_device_end(int pushed) { copy_context_end(pushed); }
+
+int sc_device_sync(void *stream) { return cu.stream_synchronize ? cu.stream_synchronize(stream) : -1; }
+
+int sc_device_loaded(void) { return driver(); }
+
+int sc_device_uuid(unsigned char uuid[16])
+{
+    int dev = -1;
+    if (!driver() || !cu.ctx_get_device || !cu.device_get_uuid || cu.ctx_get_device(&dev) != 0) return -1;
+    return cu.device_get_uuid(uuid, dev) == 0 ? 0 : -1;
+}
+
+void *sc_device_alloc(size_t bytes)
+{
+    sc_cudeviceptr p = 0;
+    if (!cu.mem_alloc || !cu.mem_free || cu.mem_alloc(&p, bytes ? bytes : 1) != 0) return NULL;
+    return (void *)(uintptr_t)p;
+}
+
+void sc_device_free(void *p)
+{
+    if (p && cu.mem_free) cu.mem_free((sc_cudeviceptr)(uintptr_t)p);
+}
+
+int sc_device_copy(void *dst, const void *src, size_t bytes, int to_dev, void *stream)
+{
+    return to_dev ? to_device(dst, src, bytes, stream) : to_host(dst, src, bytes, stream);
 }

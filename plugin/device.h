@@ -55,6 +55,23 @@ int sc_device_stage(sc_staged *st, const void *sendbuf, void *recvbuf, int in_pl
  * rc, or an MPI error code when the copy back failed. */
 int sc_device_unstage(sc_staged *st, int rc);
 
+/* For NCCL (nccl.h).  sc_device_begin: makes the context of dev (or the
+ * current one, dev NULL) current if the thread has none (*pushed: undo with
+ * sc_device_end) and returns starcoll's stream there, or NULL.  A stream's
+ * work is waited for with sc_device_sync (0 on success).  sc_device_uuid:
+ * the current context's device (0, or -1 when unknown).  Scratch device
+ * memory: sc_device_alloc (NULL on failure), sc_device_free.
+ * sc_device_copy: to_dev 1 host to device, 0 device to host, on stream
+ * (synchronised before it returns); 0 on success. */
+void *sc_device_begin(const void *dev, int *pushed);
+void sc_device_end(int pushed);
+int sc_device_sync(void *stream);
+int sc_device_loaded(void);   /* the CUDA driver is loaded in this process */
+int sc_device_uuid(unsigned char uuid[16]);
+void *sc_device_alloc(size_t bytes);
+void sc_device_free(void *p);
+int sc_device_copy(void *dst, const void *src, size_t bytes, int to_dev, void *stream);
+
 /* One line on what was found, for starcoll-info and the report:
  * "CUDA driver loaded, N device(s)" or "CUDA driver not loaded". */
 void sc_device_describe(char *buf, size_t len);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "runtime.h"
 #include "device.h"
+#include "nccl.h"
 #include "comm_state.h"
 #include "polite_wait.h"
 #include "eligibility.h"
@@ -629,6 +630,35 @@ static int finished_request(MPI_Request *request, int rc)
 static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                      MPI_Comm comm, MPI_Request *request);
 
+/* Whether cs's eligible calls go through NCCL (nccl.h): decided at its
+ * first eligible call, collectively, under the exact policies (sync, hier)
+ * only; the tolerant modes stage device buffers through host memory. */
+static void nccl_setup(sc_comm *cs, MPI_Comm comm, const void *sendbuf, void *recvbuf)
+{
+    cs->nccl.state = SC_NCCL_OFF;
+    const char *why = NULL;
+    if (sc_rt.policy_disagreed)   /* eligibility may differ by rank: deciding together could hang */
+        why = "the ranks' policies disagree: device buffers stage through host memory";
+    else if (sc_rt.policy.mode != SC_MODE_SYNC && sc_rt.policy.mode != SC_MODE_HIER)
+        why = "the policy is tolerant: device buffers stage through host memory";
+    else if (cs->is_inter || cs->size < 2) why = "";
+    if (why) {
+        if (*why && !sc_rt.nccl_why[0]) snprintf(sc_rt.nccl_why, sizeof sc_rt.nccl_why, "%s", why);
+        return;
+    }
+    char not[200] = "";
+    int away = away_begin();
+    int which = sc_device_buffers(sendbuf, recvbuf, sendbuf == MPI_IN_PLACE);
+    const void *dev = which & SC_DEVICE_RECV ? recvbuf : which & SC_DEVICE_SEND ? sendbuf : NULL;
+    int rc = sc_nccl_setup(&cs->nccl, comm, cs->rank, cs->size, dev, not, sizeof not);
+    away_end(away);
+    if (rc != MPI_SUCCESS)
+        sc_say(SC_SAY_DEVICE, 1, "starcoll: rank %d: deciding whether to use NCCL failed (MPI error %d); device "
+               "buffers stage through host memory", sc_rt.world_rank, rc);
+    if (cs->nccl.state == SC_NCCL_READY) sc_rt.nccl_comms += 1;
+    else if (!sc_rt.nccl_why[0]) snprintf(sc_rt.nccl_why, sizeof sc_rt.nccl_why, "%s", not);
+}
+
 /* A call on CUDA device buffers, whatever its shape: run blocking on host
  * copies (device.h), eligible ones in whatever mode, the others exact
  * through MPI, the result copied back before it returns; a nonblocking
@@ -673,8 +703,11 @@ static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count,
         .aliased = sendbuf == recvbuf && sendbuf != MPI_IN_PLACE,
     };
     sc_elig e = sc_eligibility(&shape, sc_rt.policy.min_bytes);
+    if (e == SC_ELIG_OK && cs->nccl.state == SC_NCCL_UNTRIED && !cs->staged_where)
+        nccl_setup(cs, comm, sendbuf, recvbuf);
     int on_device = cs->staged_where || count <= 0 ? 0 : sc_device_buffers(sendbuf, recvbuf, sendbuf == MPI_IN_PLACE);
-    if (on_device) return reduce_staged(cs, sendbuf, recvbuf, count, datatype, op, comm, request, on_device);
+    if (on_device && !(e == SC_ELIG_OK && cs->nccl.state == SC_NCCL_READY))
+        return reduce_staged(cs, sendbuf, recvbuf, count, datatype, op, comm, request, on_device);
     sc_comm_polling(0);   /* a call of its own: not polling any more */
     sc_user_call call = {sendbuf, recvbuf, count, datatype, op};
     double t0 = PMPI_Wtime();
@@ -706,7 +739,18 @@ static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count,
     }
     cs->eligible_calls++;
     sc_mode mode = SC_MODE_SYNC;
-    if (sc_rt.policy.mode == SC_MODE_HIER && !sc_rt.pcontrol_exact) {
+    if (cs->nccl.state == SC_NCCL_READY) {
+        mode = sc_rt.policy.mode;
+        double copied = 0;
+        rc = finished_request(request, sc_nccl_allreduce(&cs->nccl, sendbuf, recvbuf, (size_t)count,
+                                                         shape.dkind == SC_DK_DOUBLE, on_device, &copied));
+        cs->row->device_nccl += 1;
+        cs->row->device_bytes += copied;
+        if (on_device) {
+            cs->row->device_calls += 1;
+            cs->row->device_mode[mode] += 1;
+        }
+    } else if (sc_rt.policy.mode == SC_MODE_HIER && !sc_rt.pcontrol_exact) {
         mode = SC_MODE_HIER;
         rc = finished_request(request, sc_hier_allreduce(&cs->hier, comm, sc_rt.policy.group_size, sendbuf, recvbuf,
                                                          count, datatype));

@@ -13,7 +13,7 @@
 enum { F_ELIG, F_PASS, F_BYTES, F_TIME, F_MODE0, F_SIZE = F_MODE0 + SC_NMODES, F_INST, F_RANKS,
        F_STEPS, F_ROUNDS, F_FRESH, F_LATE, F_STALE, F_WAIT, F_CHILD, F_XCALLS, F_XTIME, F_COMPUTE, F_RELAXED,
        F_NEGMINFRESH, F_LEARN, F_AMBIG, F_STRAY, F_RELEARN, F_FAILED, F_CARRY, F_NB, F_OVERLAP, F_FUSED, F_DEV_CALLS, F_DEV_BYTES, F_DEV_S,
-       F_DEV_MODE0, F_DEV_EXACT = F_DEV_MODE0 + SC_NMODES, F_DEV_PINNED, F_WHY0,
+       F_DEV_MODE0, F_DEV_EXACT = F_DEV_MODE0 + SC_NMODES, F_DEV_PINNED, F_DEV_NCCL, F_WHY0,
        F_N = F_WHY0 + SC_ELIG_NREASONS_MAX };
 
 /* What happened to calls on CUDA device buffers (device.h): by the mode
@@ -29,8 +29,14 @@ static void write_device(FILE *f, const double *tot)
     fprintf(f, "@ Device    : %.0f calls on CUDA device buffers (summed over ranks): eligible ones %s; %.0f not "
                "eligible, exact through MPI\n", tot[F_DEV_CALLS], at ? modes : "none", tot[F_DEV_EXACT]);
     fprintf(f, "@ Device    : staged through host memory (%.0f calls in pinned memory): %.4g bytes copied, %.3f s "
-               "copying per rank; NCCL not used yet\n",
+               "copying per rank\n",
             tot[F_DEV_PINNED], tot[F_DEV_BYTES], tot[F_DEV_S] / (sc_rt.world_size > 0 ? sc_rt.world_size : 1));
+    if (tot[F_DEV_NCCL] > 0)
+        fprintf(f, "@ Device    : NCCL: %.0f eligible calls (summed over ranks) reduced with ncclAllReduce on %d "
+                   "communicator(s); a rank's host buffers ride through device memory\n",
+                tot[F_DEV_NCCL], sc_rt.nccl_comms);
+    else
+        fprintf(f, "@ Device    : NCCL not used: %s\n", sc_rt.nccl_why[0] ? sc_rt.nccl_why : "no communicator tried it");
 }
 
 static void pack(double *sum, double *max)
@@ -73,6 +79,7 @@ static void pack(double *sum, double *max)
         for (int k = 0; k < SC_NMODES; k++) o[F_DEV_MODE0 + k] = s->device_mode[k];
         o[F_DEV_EXACT] = s->device_exact;
         o[F_DEV_PINNED] = s->device_pinned;
+        o[F_DEV_NCCL] = s->device_nccl;
         for (int k = 0; k < SC_ELIG_NREASONS_MAX; k++) o[F_WHY0 + k] = s->why_not[k];
         memcpy(m, o, sizeof(double) * F_N);
     }
@@ -303,7 +310,7 @@ static void write_report(FILE *f, const double *sum, const double *max, const ga
         for (int k = 0; k < F_N && sum[r * F_N + F_RANKS] > 0; k++) tot[k] += sum[r * F_N + k];
     write_all_passed(f, tot);
     if (sc_rt.policy.inject.enabled) fprintf(f, "@ Injection : ON, %s\n", inj);
-    if (tot[F_DEV_CALLS] > 0) write_device(f, tot);
+    if (tot[F_DEV_CALLS] > 0 || tot[F_DEV_NCCL] > 0) write_device(f, tot);
     if (sc_rt.monitor) {   /* which signal sources ran (rank 0's view) */
         char d[1024];
         sc_monitor_describe(sc_rt.monitor, d, sizeof d);

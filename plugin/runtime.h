@@ -32,6 +32,7 @@ typedef struct sc_stats {
     double device_mode[SC_NMODES];   /* ... of them eligible, by the mode that ran them */
     double device_exact;             /* ... of them not eligible: exact through MPI on host copies */
     double device_pinned;            /* ... of them staged in pinned host memory */
+    double device_nccl;              /* eligible calls reduced with NCCL (nccl.h), device buffers or not */
     double why_not[SC_ELIG_NREASONS_MAX];   /* calls kept exact, by sc_elig reason (0: the policy is sync;
                                                SC_WHY_NO_ENGINE: no rounds on this communicator, row_why says why) */
 } sc_stats;
@@ -52,6 +53,9 @@ typedef struct sc_runtime {
     char stragglers[16384];     /* straggler table rows of this process's coordinators (report_stragglers.h) */
     char row_why[SC_REPORT_ROWS][400];   /* why a row's agreed pattern stays exact (the same on every rank) */
     int ndecisions;
+    int policy_disagreed;       /* the ranks' policies differed: sync everywhere, eligibility may differ by rank */
+    int nccl_comms;             /* communicators whose eligible calls go through NCCL */
+    char nccl_why[200];         /* why the first communicator that tried does not (the same on its ranks) */
 } sc_runtime;
 
 extern sc_runtime sc_rt;

@@ -21,9 +21,30 @@ static void cuda_driver(char *buf, size_t len)
     int (*count)(int *) = (int (*)(int *))dlsym(h, "cuDeviceGetCount");
     int n = 0, rc = init ? init(0) : -1;
     if (rc == 0 && count && count(&n) == 0 && n > 0)
-        snprintf(buf, len, "found, %d device(s) usable; device buffers are staged through host memory", n);
+        snprintf(buf, len, "found, %d device(s) usable: device buffers work in every mode", n);
     else
         snprintf(buf, len, "found, but no device usable (cuInit %s %d)", init ? "returned" : "missing:", rc);
+    dlclose(h);
+}
+
+/* Whether NCCL can be loaded here, as the library would at run time. */
+static void nccl_library(char *buf, size_t len)
+{
+#ifdef SC_NCCL_DISABLED
+    snprintf(buf, len, "not used: configured --without-nccl");
+    return;
+#endif
+    void *h = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(buf, len, "libnccl.so.2 not found: device buffers stage through host memory in every mode");
+        return;
+    }
+    int (*version)(int *) = (int (*)(int *))dlsym(h, "ncclGetVersion");
+    int v = 0;
+    if (version && version(&v) == 0)
+        snprintf(buf, len, "libnccl.so.2 version %d: sync and hier use it on device buffers when every rank has a "
+                           "GPU of its own", v);
+    else snprintf(buf, len, "libnccl.so.2 found (no version): sync and hier use it on device buffers");
     dlclose(h);
 }
 
@@ -45,7 +66,10 @@ int main(int argc, char **argv)
     cuda_driver(drv, sizeof drv);
     printf("             CUDA toolkit: %s (%s; not needed to run)\n", SC_HAVE_CUDA_STR, SC_CUDA_DIR);
     printf("              CUDA driver: %s\n", drv);
-    printf("                     NCCL: %s (detected only, not used yet)\n", SC_HAVE_NCCL_STR);
+    char nccl[256];
+    nccl_library(nccl, sizeof nccl);
+    printf("    NCCL headers at build: %s (not needed to run)\n", SC_HAVE_NCCL_STR);
+    printf("                     NCCL: %s\n", nccl);
     printf("                  library: %s/libstarcoll.so\n", SC_LIBDIR);
     printf("     policy from this env: %s\n", desc);
     printf("               PAPI events: %s\n", p.papi_events);

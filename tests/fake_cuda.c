@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define MAX_BLOCKS 256
 static struct {
@@ -198,6 +199,42 @@ int cuStreamCreate(void **stream, unsigned int flags)
     return 0;
 }
 int cuStreamSynchronize(void *stream) { return stream == &a_stream ? 0 : ERR_INVALID_VALUE; }
+
+/* The device: 0.  Its UUID is the process's own (each rank a GPU of its
+ * own), or, with FAKE_CUDA_SHARED_GPU=1, one for all (ranks sharing one). */
+int cuCtxGetDevice(int *dev);
+int cuCtxGetDevice(int *dev)
+{
+    if (!current) return ERR_INVALID_CONTEXT;
+    *dev = 0;
+    return 0;
+}
+int cuDeviceGetUuid_v2(unsigned char uuid[16], int dev);
+int cuDeviceGetUuid_v2(unsigned char uuid[16], int dev)
+{
+    if (dev != 0) return ERR_INVALID_VALUE;
+    const char *shared = getenv("FAKE_CUDA_SHARED_GPU");
+    unsigned long id = shared && *shared == '1' ? 1UL : (unsigned long)getpid();
+    memset(uuid, 0, 16);
+    memcpy(uuid, &id, sizeof id);
+    return 0;
+}
+
+int cuMemAlloc_v2(unsigned long long *p, size_t n);
+int cuMemAlloc_v2(unsigned long long *p, size_t n)
+{
+    if (!current) return ERR_INVALID_CONTEXT;
+    void *d = fake_cuda_malloc(n);
+    if (!d) return 2;   /* CUDA_ERROR_OUT_OF_MEMORY */
+    *p = (unsigned long long)d;
+    return 0;
+}
+int cuMemFree_v2(unsigned long long p);
+int cuMemFree_v2(unsigned long long p)
+{
+    fake_cuda_free((void *)p);
+    return 0;
+}
 
 int cuInit(unsigned int flags);
 int cuInit(unsigned int flags)

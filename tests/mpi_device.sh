@@ -42,14 +42,15 @@ if [ "${SC_DEVICE_REAL:-0}" != 1 ]; then
     else fail "without starcoll the device-buffer job succeeded: the stand-in does not guard its memory, so the checks below prove nothing"; fi
 fi
 
-# device_job NAME MODE [mpi_tolerant options]: 4 ranks.  The report's
+# device_job NAME MODE [mpi_tolerant options]: 4 ranks (DEVICE_LIBS:
+# where the driver's and NCCL's stand-ins are, default the driver's only).  The report's
 # count of calls on device buffers is checked: the gradients (eligible, by
 # mode) and the loss, flag and argmax beside them (exact through MPI).
 device_job() {
     local name=$1 mode=$2
     shift 2
-    sc_job "$name" 4 -x "STARCOLL_MODE=$mode" -x "LD_LIBRARY_PATH=$libpath" -x STARCOLL_QUORUM=3 \
-        "$prog" --device --steps 30 "$@"
+    sc_job "$name" 4 -x "STARCOLL_MODE=$mode" -x "LD_LIBRARY_PATH=${DEVICE_LIBS:-$libpath}" -x STARCOLL_QUORUM=3 \
+        ${DEVICE_ENV:+-x "$DEVICE_ENV"} "$prog" --device --steps 30 "$@"
     sc_adopt "$name" $? "$name"
     local rep="$SC_WORK/$name.report" line total modes exact pinned eligible
     line=$(grep -m1 '^@ Device    : [0-9]* calls on CUDA device buffers' "$rep")
@@ -64,12 +65,17 @@ device_job() {
         fail "$name: the report's device calls do not add up (total ${total:-none}, eligible '$modes', exact ${exact:-none})"
         sc_show "$name"
     fi
-    if [ "${SC_DEVICE_REAL:-0}" != 1 ]; then   # the stand-in pins and has streams: every call uses them
-        local asyncs
+    if grep -q '^@ Device    : NCCL' "$rep"; then ok "$name: the report says whether NCCL was used: $(sed -n 's/^@ Device    : NCCL//p' "$rep" | cut -c1-100)"
+    else fail "$name: the report has no NCCL line"; fi
+    if [ "${SC_DEVICE_REAL:-0}" != 1 ]; then   # the stand-in pins and has streams: every staged call uses them
+        local asyncs nccl
         asyncs=$(sed -n 's/^device: async_copies //p' "$SC_WORK/$name.out")
-        if [ "${pinned:-0}" -eq "${total:-x}" ] && [ "${asyncs:-0}" -gt 0 ]; then
-            ok "$name: every call staged in pinned memory, copied on starcoll's stream ($asyncs copies on rank 0)"
-        else fail "$name: pinned ${pinned:-none} of ${total:-none} calls, ${asyncs:-no} copies on a stream"; fi
+        nccl=$(sed -nE 's/^@ Device    : NCCL: ([0-9]+) eligible calls.*/\1/p' "$rep")
+        local staged=$total   # with NCCL, only the calls not eligible stage
+        [ -n "$nccl" ] && staged=$exact
+        if [ "${pinned:-0}" -eq "${staged:-x}" ] && [ "${asyncs:-0}" -gt 0 ]; then
+            ok "$name: every staged call in pinned memory, copied on starcoll's stream ($asyncs copies on rank 0)"
+        else fail "$name: pinned ${pinned:-none} of ${total:-none} calls (${nccl:-none} through NCCL), ${asyncs:-no} copies on a stream"; fi
     fi
 }
 for mode in sync hier quorum groups auto; do
@@ -86,5 +92,48 @@ if [ "${SC_DEVICE_REAL:-0}" != 1 ]; then
     pushes=$(sed -n 's/^device: pushes //p' "$SC_WORK/device-quorum-comm-thread.out")
     if [ "${pushes:-0}" -gt 0 ]; then ok "device-quorum-comm-thread: the copies ran in the buffers' context, pushed $pushes times on rank 0"
     else fail "device-quorum-comm-thread: no context was pushed for the communication thread's copies"; fi
+fi
+# NCCL (plugin/nccl.h) for sync and hier: tests/fakenccl/libnccl.so.2
+# stands in, reducing through shared memory from the driver stand-in's
+# pages.  Every eligible call goes through it, counted by the report and by
+# the stand-in; a rank whose gradients are on the host rides through
+# device memory; ranks sharing one GPU, or NCCL that cannot start (here the
+# real libnccl.so.2 without a GPU, where it is installed), stage instead
+# and the report says why.  With a real GPU these are left out: the ranks
+# share it, which NCCL refuses.
+nccl_job() {   # nccl_job NAME MODE WANT(nccl|staged) WHY-PATTERN [mpi_tolerant options]
+    local name=$1 mode=$2 want=$3 why=$4
+    shift 4
+    DEVICE_LIBS=${DEVICE_LIBS:-$libpath:$fakenccl} device_job "$name" "$mode" "$@"
+    local rep="$SC_WORK/$name.report" calls fake eligible
+    calls=$(sed -nE 's/^@ Device    : NCCL: ([0-9]+) eligible calls.*/\1/p' "$rep")
+    fake=$(sed -n 's/^device: nccl_allreduces //p' "$SC_WORK/$name.out")
+    eligible=$(sed -nE 's/.*eligible ones ([0-9]+) (sync|hier);.*/\1/p' "$rep")
+    if [ "$want" = nccl ]; then
+        # every eligible call, gradients and flush, on every rank: 4 x 31 x 3 (two communicators: more)
+        if [ "${calls:-0}" -ge 372 ] && [ "${fake:-0}" -ge 93 ]; then
+            ok "$name: $calls eligible calls through NCCL ($fake ncclAllReduce on rank 0)"
+        else fail "$name: NCCL calls ${calls:-none} in the report, ${fake:-none} in the stand-in"; sc_show "$name"; fi
+    elif grep -qE "^@ Device    : NCCL not used: .*$why" "$rep" && [ -z "$calls" ]; then
+        ok "$name: staged through host memory, and the report says why: $(sed -n 's/^@ Device    : NCCL not used: //p' "$rep")"
+    else fail "$name: want NCCL not used ($why); the report says: $(grep '^@ Device    : NCCL' "$rep")"; sc_show "$name"; fi
+}
+if [ "${SC_DEVICE_REAL:-0}" != 1 ]; then
+    fakenccl=$(cd "$top_builddir/tests" && pwd)/fakenccl
+    if [ ! -f "$fakenccl/libnccl.so.2" ]; then
+        fail "NCCL's stand-in is not built ($fakenccl/libnccl.so.2: make check builds it)"
+    else
+        nccl_job device-nccl-sync-none sync nccl "" --pattern none
+        nccl_job device-nccl-hier-persistent hier nccl "" --pattern persistent
+        nccl_job device-nccl-sync-in-place sync nccl "" --pattern none --in-place --double
+        nccl_job device-nccl-sync-host-rank sync nccl "" --pattern none --host-rank 2
+        nccl_job device-nccl-sync-two-comms sync nccl "" --pattern persistent --two-comms
+        nccl_job device-nccl-sync-comm-thread sync nccl "" --pattern none --threads comm
+        DEVICE_ENV=FAKE_CUDA_SHARED_GPU=1 nccl_job device-nccl-shared-gpu sync staged "share one GPU" --pattern none
+        nccl_job device-nccl-quorum quorum staged "the policy is tolerant" --pattern persistent
+        if ldconfig -p 2>/dev/null | grep -q 'libnccl.so.2 '; then   # the real NCCL, without a GPU: it cannot start
+            DEVICE_LIBS=$libpath nccl_job device-real-nccl-no-gpu sync staged "ncclCommInitRank failed|ncclGetUniqueId failed" --pattern none
+        fi
+    fi
 fi
 finish

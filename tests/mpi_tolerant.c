@@ -12,7 +12,7 @@
  * usage: mpi_tolerant [--pattern none|persistent|jitter|burst|onset|sleep3]
  *          [--steps N] [--compute-ms MS] [--spin-ms MS] [--onset-end STEP] [--slow-rank R]
  *          [--swap] [--ragged DIR] [--two-comms] [--in-place] [--stray] [--double]
- *          [--nonblocking waitall|wait|waitany|test] [--threads comm|two|clash] [--device]
+ *          [--nonblocking waitall|wait|waitany|test] [--threads comm|two|clash] [--device [--host-rank R]]
  * --nonblocking starts each step's calls with MPI_Iallreduce into fresh
  * receive buffers and completes them the named way (test: polling with
  * MPI_Test between bits of compute, as overlapping codes do); a receive
@@ -30,7 +30,8 @@
  * --device: the blocking calls reduce device buffers (tests/fakecuda's
  * stand-in driver: pages the CPU cannot touch; or cudaMalloc's on a GPU),
  * filled and read with copies, as a GPU code's gradients are; every check
- * above applies to them.  Each step also reduces a loss, a flag and an
+ * above applies to them (--host-rank R: R's gradients stay on the host, as a
+ * CUDA-aware MPI allows).  Each step also reduces a loss, a flag and an
  * argmax on device buffers (device_extras), checked exactly at once. */
 #include <math.h>
 #include <mpi.h>
@@ -42,6 +43,7 @@
 #include <time.h>
 #include <pthread.h>
 #include <dlfcn.h>
+#include "device_memory.h"
 
 #define NSLOTS 3
 static const int slot_count[NSLOTS] = {65536, 32768, 65536};   /* 256 KiB, 128 KiB, 256 KiB as floats */
@@ -53,39 +55,15 @@ static int slow_rank = -1;   /* persistent pattern: the straggler; -1: the last 
 static const char *pattern = "none", *ragged_dir = NULL, *nonblocking = NULL, *threads = NULL;
 static int late_writes;   /* receive buffers written after their request completed */
 static int device;        /* --device */
+static int host_rank = -1;   /* --host-rank: with --device, this rank's gradients stay in host memory */
 
-/* Device memory for --device: the stand-in driver's (tests/fake_cuda.c),
- * or, on a machine with a GPU, the CUDA runtime's (cudaMalloc, cudaMemcpy). */
-static void *(*dev_malloc)(size_t);
-static int (*dev_write)(void *, const void *, size_t), (*dev_read)(void *, const void *, size_t);
-static int (*rt_malloc)(void **, size_t), (*rt_memcpy)(void *, const void *, size_t, int);
-static void *rt_alloc(size_t n)
-{
-    void *p = NULL;
-    return rt_malloc(&p, n) == 0 ? p : NULL;
-}
-static int rt_write(void *dev, const void *host, size_t n) { return rt_memcpy(dev, host, n, 1); }   /* cudaMemcpyHostToDevice */
-static int rt_read(void *host, const void *dev, size_t n) { return rt_memcpy(host, dev, n, 2); }    /* cudaMemcpyDeviceToHost */
+/* Device memory for --device (benchmarks/device_memory.h): the stand-in
+ * driver's (tests/fake_cuda.c), or, on a machine with a GPU, cudaMalloc's. */
 static void device_init(void)
 {
-    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
-    if (h && dlsym(h, "fake_cuda_malloc_current")) {
-        dev_malloc = (void *(*)(size_t))dlsym(h, "fake_cuda_malloc_current");
-        dev_write = (int (*)(void *, const void *, size_t))dlsym(h, "fake_cuda_write");
-        dev_read = (int (*)(void *, const void *, size_t))dlsym(h, "fake_cuda_read");
-    } else {
-        void *rt = dlopen("libcudart.so", RTLD_NOW | RTLD_GLOBAL);
-        if (!rt) rt = dlopen("libcudart.so.13", RTLD_NOW | RTLD_GLOBAL);
-        if (!rt) rt = dlopen("libcudart.so.12", RTLD_NOW | RTLD_GLOBAL);
-        if (rt) {
-            rt_malloc = (int (*)(void **, size_t))dlsym(rt, "cudaMalloc");
-            rt_memcpy = (int (*)(void *, const void *, size_t, int))dlsym(rt, "cudaMemcpy");
-        }
-        if (rt_malloc && rt_memcpy) dev_malloc = rt_alloc, dev_write = rt_write, dev_read = rt_read;
-    }
-    if (!dev_malloc || !dev_write || !dev_read) {
-        fprintf(stderr, "mpi_tolerant: --device needs tests/fakecuda/libcuda.so.1, or the CUDA runtime and a GPU, "
-                        "on LD_LIBRARY_PATH\n");
+    char why[256];
+    if (devmem_open(why, sizeof why) != 0) {
+        fprintf(stderr, "mpi_tolerant: --device: %s\n", why);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
 }
@@ -165,16 +143,16 @@ static void stream_init(stream *st, MPI_Comm comm)
         st->deposited[s] = calloc((size_t)slot_count[s], sizeof(double));
         st->received[s] = calloc((size_t)slot_count[s], sizeof(double));
         if (device) {
-            st->dev_in[s] = dev_malloc(es * (size_t)slot_count[s]);
-            st->dev_out[s] = dev_malloc(es * (size_t)slot_count[s]);
+            st->dev_in[s] = devmem_alloc(es * (size_t)slot_count[s]);
+            st->dev_out[s] = devmem_alloc(es * (size_t)slot_count[s]);
             if (!st->dev_in[s] || !st->dev_out[s]) MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
     if (device) {   /* on the thread that calls MPI_Init, as the model's memory is: a communication thread has no CUDA context */
-        st->dev_loss_in = dev_malloc(sizeof(float));
-        st->dev_loss_out = dev_malloc(sizeof(float));
-        st->dev_flags = dev_malloc(NFLAGS * sizeof(int));
-        st->dev_pairs = dev_malloc(NPAIRS * 2 * sizeof(int));
+        st->dev_loss_in = devmem_alloc(sizeof(float));
+        st->dev_loss_out = devmem_alloc(sizeof(float));
+        st->dev_flags = devmem_alloc(NFLAGS * sizeof(int));
+        st->dev_pairs = devmem_alloc(NPAIRS * 2 * sizeof(int));
         if (!st->dev_loss_in || !st->dev_loss_out || !st->dev_flags || !st->dev_pairs) MPI_Abort(MPI_COMM_WORLD, 2);
     }
 }
@@ -198,10 +176,10 @@ static void one_call(stream *st, int s, int step, int zero)
     fill(st, s, step, zero);
     MPI_Datatype dt = use_double ? MPI_DOUBLE : MPI_FLOAT;
     size_t bytes = (use_double ? 8 : 4) * (size_t)n;
-    if (device) {   /* the gradients are on the device; the result is read back after the call */
-        if (dev_write(in_place ? st->dev_out[s] : st->dev_in[s], st->in[s], bytes) != 0) MPI_Abort(MPI_COMM_WORLD, 2);
+    if (device && rank != host_rank) {   /* the gradients are on the device; the result is read back after the call */
+        if (devmem_write(in_place ? st->dev_out[s] : st->dev_in[s], st->in[s], bytes) != 0) MPI_Abort(MPI_COMM_WORLD, 2);
         MPI_CHECK(MPI_Allreduce(in_place ? MPI_IN_PLACE : st->dev_in[s], st->dev_out[s], n, dt, MPI_SUM, st->comm));
-        if (dev_read(st->out[s], st->dev_out[s], bytes) != 0) MPI_Abort(MPI_COMM_WORLD, 2);
+        if (devmem_read(st->out[s], st->dev_out[s], bytes) != 0) MPI_Abort(MPI_COMM_WORLD, 2);
     } else if (in_place) {
         memcpy(st->out[s], st->in[s], bytes);
         MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, st->out[s], n, dt, MPI_SUM, st->comm));
@@ -296,18 +274,18 @@ static void device_extras(stream *st, int step)
          *dev_pairs = st->dev_pairs;
     int n = st->csize, me = st->crank;
     float loss = (float)(me + 1 + step % 5), got_loss = -1;
-    if (dev_write(dev_loss_in, &loss, sizeof loss) != 0) MPI_Abort(MPI_COMM_WORLD, 2);
+    if (devmem_write(dev_loss_in, &loss, sizeof loss) != 0) MPI_Abort(MPI_COMM_WORLD, 2);
     MPI_CHECK(MPI_Allreduce(dev_loss_in, dev_loss_out, 1, MPI_FLOAT, MPI_SUM, st->comm));
-    if (dev_read(&got_loss, dev_loss_out, sizeof got_loss) != 0) MPI_Abort(MPI_COMM_WORLD, 2);
+    if (devmem_read(&got_loss, dev_loss_out, sizeof got_loss) != 0) MPI_Abort(MPI_COMM_WORLD, 2);
     float want_loss = (float)(n * (n + 1) / 2 + n * (step % 5));
     int flags[NFLAGS], pairs[NPAIRS * 2], bad = got_loss != want_loss;
     for (int i = 0; i < NFLAGS; i++) flags[i] = (me * 13 + step + i) % 17;
     for (int i = 0; i < NPAIRS; i++) pairs[2 * i] = (me * 5 + step + i) % 7, pairs[2 * i + 1] = me;
-    if (dev_write(dev_flags, flags, sizeof flags) != 0 || dev_write(dev_pairs, pairs, sizeof pairs) != 0)
+    if (devmem_write(dev_flags, flags, sizeof flags) != 0 || devmem_write(dev_pairs, pairs, sizeof pairs) != 0)
         MPI_Abort(MPI_COMM_WORLD, 2);
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, dev_flags, NFLAGS, MPI_INT, MPI_MAX, st->comm));
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, dev_pairs, NPAIRS, MPI_2INT, MPI_MAXLOC, st->comm));
-    if (dev_read(flags, dev_flags, sizeof flags) != 0 || dev_read(pairs, dev_pairs, sizeof pairs) != 0)
+    if (devmem_read(flags, dev_flags, sizeof flags) != 0 || devmem_read(pairs, dev_pairs, sizeof pairs) != 0)
         MPI_Abort(MPI_COMM_WORLD, 2);
     for (int i = 0; i < NFLAGS; i++) {
         int want = -1;
@@ -498,6 +476,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--pattern") && i + 1 < argc) pattern = argv[++i];
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--device")) device = 1;
+        else if (!strcmp(argv[i], "--host-rank") && i + 1 < argc) host_rank = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--compute-ms") && i + 1 < argc) compute_ms = atof(argv[++i]);
         else if (!strcmp(argv[i], "--spin-ms") && i + 1 < argc) spin_ms = atof(argv[++i]);
         else if (!strcmp(argv[i], "--onset-end") && i + 1 < argc) onset_end = atoi(argv[++i]);
@@ -575,6 +554,9 @@ int main(int argc, char **argv)
         const char *what[] = {"fake_cuda_async_copies", "fake_cuda_pinned_allocs", "fake_cuda_pushes"};
         for (int k = 0; h && k < 3 && rank == 0; k++)
             if ((*(void **)&count = dlsym(h, what[k]))) printf("device: %s %llu\n", what[k] + 10, count());
+        void *nccl = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);
+        if (rank == 0 && nccl && (*(void **)&count = dlsym(nccl, "fake_nccl_allreduces")))
+            printf("device: nccl_allreduces %llu\n", count());
     }
     if (rank == 0) printf("%d passed, %d failed\n", passed, failed);
     if (split != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_free(&split));
