@@ -249,6 +249,7 @@ static int engine_call(sc_engine *e, int slot, long pos, const void *sendbuf, vo
     } else {
         pthread_mutex_unlock(&e->mu);
         memcpy(d->buf, mine, sl->bytes);
+        sc_engine_copied(e, sl->bytes);
         pthread_mutex_lock(&e->mu);
     }
     d->idx = sl->calls++;
@@ -319,10 +320,12 @@ static int engine_call(sc_engine *e, int slot, long pos, const void *sendbuf, vo
         if (sl->inbox_rounds > 0) {
             sc_sum_into(recvbuf, sl->inbox, (size_t)sl->count, sl->dk);
             memset(sl->inbox, 0, sl->bytes);
+            sc_engine_copied(e, sl->bytes);
         }
     } else {
         memcpy(recvbuf, sl->inbox, sl->bytes);
         memset(sl->inbox, 0, sl->bytes);
+        sc_engine_copied(e, sl->bytes);
     }
     sl->inbox_rounds = 0;
     sl->target = NULL;

@@ -132,6 +132,7 @@ void sc_fusion_take(sc_engine *e, sc_slot *sl, void *buf, int add)
         if (add) sc_sum_into(buf, part, (size_t)sl->count, sl->dk);
         else memcpy(buf, part, sl->bytes);
         memset(part, 0, sl->bytes);
+        sc_engine_copied(e, sl->bytes);
     } else if (!add) {
         memset(buf, 0, sl->bytes);
     }
@@ -154,6 +155,7 @@ static int deposit_group(sc_engine *e, sc_slot *g, int gslot, long need, long fl
     if (!d) return MPI_ERR_NO_MEM;
     memcpy(d->buf, g->stage, g->bytes);
     memset(g->stage, 0, g->bytes);
+    sc_engine_copied(e, g->bytes);
     g->staged = 0;
     pthread_mutex_lock(&e->mu);
     d->idx = need - 1;
@@ -196,6 +198,7 @@ static void take_results(sc_engine *e, sc_slot *sl, void *recvbuf)
         sc_sum_into(recvbuf, sl->inbox, (size_t)sl->count, sl->dk);
         memset(sl->inbox, 0, sl->bytes);
         sl->inbox_rounds = 0;
+        sc_engine_copied(e, sl->bytes);
     }
 }
 
@@ -251,6 +254,7 @@ int sc_fusion_call(sc_engine *e, int slot, long pos, const void *sendbuf, void *
 
     /* before the result is written: MPI_IN_PLACE */
     memcpy((char *)g->stage + sl->fuse_off, mine, sl->bytes);
+    sc_engine_copied(e, sl->bytes);
     g->staged = 1;
     pthread_mutex_lock(&e->mu);
     sl->flush_next = 0;

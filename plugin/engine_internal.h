@@ -338,4 +338,9 @@ void sc_decider_observe(struct sc_decider *d, int rank, const double *feat);
 /* At a step boundary: 1 when a new topology or mode is decided; fills
  * parent[] and *mode, *k. */
 int sc_decider_decide(struct sc_decider *d, long *parent, sc_mode *mode, int *k);
+/* Counts n bytes copied to or from a caller's buffer (sc_engine_stats.copied_bytes). */
+static inline void sc_engine_copied(sc_engine *e, size_t n)
+{
+    __atomic_add_fetch(&e->stats.copied_bytes, (long)n, __ATOMIC_RELAXED);
+}
 #endif

@@ -16,6 +16,7 @@ static void complete(sc_engine *e, sc_slot *sl, int rc)
     if (rc == MPI_SUCCESS) {
         memcpy(nb->recvbuf, sl->inbox, sl->bytes);
         memset(sl->inbox, 0, sl->bytes);
+        sc_engine_copied(e, sl->bytes);
         sl->inbox_rounds = 0;
         e->nb_ssq += sc_sampled_sqnorm(nb->recvbuf, sl->count, sl->dk);
         if (e->my_parent >= 0) e->stats.child_rounds++;

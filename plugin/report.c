@@ -12,7 +12,7 @@
 /* Per-row fields reduced with MPI_SUM, then with MPI_MAX. */
 enum { F_ELIG, F_PASS, F_BYTES, F_TIME, F_MODE0, F_SIZE = F_MODE0 + SC_NMODES, F_INST, F_RANKS,
        F_STEPS, F_ROUNDS, F_FRESH, F_LATE, F_STALE, F_WAIT, F_CHILD, F_XCALLS, F_XTIME, F_COMPUTE, F_RELAXED,
-       F_NEGMINFRESH, F_LEARN, F_AMBIG, F_STRAY, F_RELEARN, F_FAILED, F_CARRY, F_NB, F_OVERLAP, F_FUSED, F_DEV_CALLS, F_DEV_BYTES, F_DEV_S,
+       F_NEGMINFRESH, F_LEARN, F_AMBIG, F_STRAY, F_RELEARN, F_FAILED, F_CARRY, F_NB, F_OVERLAP, F_FUSED, F_COPIED, F_DEV_CALLS, F_DEV_BYTES, F_DEV_S,
        F_DEV_MODE0, F_DEV_EXACT = F_DEV_MODE0 + SC_NMODES, F_DEV_PINNED, F_DEV_NCCL, F_WHY0,
        F_N = F_WHY0 + SC_ELIG_NREASONS_MAX };
 
@@ -73,6 +73,7 @@ static void pack(double *sum, double *max)
         o[F_NB] = s->nonblocking;
         o[F_OVERLAP] = s->overlapped;
         o[F_FUSED] = s->fused_calls;
+        o[F_COPIED] = s->copied_bytes;
         o[F_DEV_CALLS] = s->device_calls;
         o[F_DEV_BYTES] = s->device_bytes;
         o[F_DEV_S] = s->device_s;
@@ -110,6 +111,10 @@ static void write_tolerant(FILE *f, const double *sum, const double *max)
             fprintf(f, "@ comm %d: %.1f small-tensor calls per step rode in fused rounds (under STARCOLL_FUSE_BYTES;"
                        " each returns its tensor's sum one step late)\n",
                     r, s[F_STEPS] > 0 ? s[F_FUSED] / s[F_STEPS] : 0);
+        if (s[F_STEPS] > 0)
+            fprintf(f, "@ comm %d: %.4g bytes per step copied per rank to and from the callers' buffers (deposits,"
+                       " fused stages, results not reduced straight into a waiting caller's buffer)\n",
+                    r, s[F_COPIED] / s[F_STEPS]);
         double per_step = s[F_STEPS] > 0 ? s[F_XCALLS] / s[F_STEPS] : 0;
         if (per_step >= 0.5)
             fprintf(f, "@ comm %d: %.1f exact MPI_Allreduce per step (ineligible or off the pattern, e.g. a loss or metric)"
