@@ -3,7 +3,10 @@
  * than a plain collective: on an oversubscribed node, more than the
  * waiting it saves, and a noisy machine's spread alone can then send a
  * job into quorum that is slower there.  So the update interval measured
- * in sync and in quorum (per epoch, relative to compute) is kept, and
+ * in sync and in quorum (per epoch, relative to compute: the median step,
+ * so that a few stalls, a backlog drained after a mode change, do not
+ * outweigh the many steps quorum saves; by the mean, one such epoch sent a
+ * ResNet-50-shaped trainer back to sync for 226 steps) is kept, and
  * quorum is left, or not entered again, while it measured no better than
  * sync by SC_PAY_MARGIN.  A new straggler shows as a worse sync, measured
  * every epoch in sync, which lifts the verdict by itself; quorum's figure

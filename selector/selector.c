@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define SC_RATIO_KEEP 256   /* per-step ratios kept per mode for the median: longer epochs keep their last ones */
+
 #define WINDOW_MIN 8
 #define WINDOW_MAX 128
 #define NOISE_ALPHA 0.1
@@ -56,9 +58,12 @@ struct sc_selector {
     int trial;         /* heuristic: a tolerant mode just entered from an exact one: decide again
                           as soon as a quarter epoch of it is measured (tolerance must pay) */
 
-    /* Measured update interval ratio per mode since the last decision. */
+    /* Measured update interval ratio per mode since the last decision:
+     * the sum (the learned model's input), and the last SC_RATIO_KEEP
+     * values (their median decides whether tolerance pays). */
     double ratio_sum[SC_LEARNED_MODES];
     long ratio_n[SC_LEARNED_MODES];
+    double ratio_kept[SC_LEARNED_MODES][SC_RATIO_KEEP];
     sc_pay pay; /* heuristic: did quorum measure better than sync (pay.h) */
 
     /* Situation scratch. */
@@ -266,6 +271,7 @@ void sc_selector_observe(sc_selector *s, long step, sc_mode current_mode, const 
         double compute = feature_median(s, SC_F_COMPUTE_S);
         if (interval > 0.0 && compute > 0.0) {
             s->ratio_sum[current_mode] += interval / compute;
+            s->ratio_kept[current_mode][s->ratio_n[current_mode] % SC_RATIO_KEEP] = interval / compute;
             s->ratio_n[current_mode]++;
         }
     }
@@ -444,6 +450,14 @@ static void candidate_instead(sc_selector *s, sc_mode mode)
     s->cand.by_rule = 1;
 }
 
+/* The median of mode m's ratios since the last decision (ratio_n[m] > 0). */
+static double ratio_median(const sc_selector *s, sc_mode m)
+{
+    int n = s->ratio_n[m] < SC_RATIO_KEEP ? (int)s->ratio_n[m] : SC_RATIO_KEEP;
+    double scratch[SC_RATIO_KEEP];
+    return sc_median_of(s->ratio_kept[m], n, scratch);
+}
+
 /* Heuristic: the epoch just measured goes into s->pay; a quorum candidate
  * that measured no better than sync becomes sync, and a groups candidate
  * that measured no better than sync or quorum becomes the better of them
@@ -455,7 +469,7 @@ static int tolerance_must_pay(sc_selector *s)
     long min_steps = s->epoch / 4 > 1 ? s->epoch / 4 : 1;
     sc_mode m = s->cur.mode;
     if ((m == SC_MODE_SYNC || m == SC_MODE_QUORUM || m == SC_MODE_GROUPS) && s->ratio_n[m] >= min_steps)
-        sc_pay_measured(&s->pay, m, s->ratio_sum[m] / (double)s->ratio_n[m], s->last_step);
+        sc_pay_measured(&s->pay, m, ratio_median(s, m), s->last_step);
     sc_pay_age(&s->pay, s->last_step, (long)SC_PAY_AGE_EPOCHS * s->epoch);
     sc_mode was = s->cand.mode, instead = SC_MODE_SYNC;
     if (was == SC_MODE_QUORUM && sc_pay_quorum_loses(&s->pay, s->cand.reason, sizeof s->cand.reason))

@@ -118,7 +118,9 @@ nccl_job() {   # nccl_job NAME MODE WANT(nccl|staged) WHY-PATTERN [mpi_tolerant 
         ok "$name: staged through host memory, and the report says why: $(sed -n 's/^@ Device    : NCCL not used: //p' "$rep")"
     else fail "$name: want NCCL not used ($why); the report says: $(grep '^@ Device    : NCCL' "$rep")"; sc_show "$name"; fi
 }
-if [ "${SC_DEVICE_REAL:-0}" != 1 ]; then
+if "$top_builddir/plugin/starcoll-info" 2>/dev/null | grep -q -- '--without-nccl'; then
+    skip "NCCL: this build was configured --without-nccl, so it never loads NCCL"
+elif [ "${SC_DEVICE_REAL:-0}" != 1 ]; then
     fakenccl=$(cd "$top_builddir/tests" && pwd)/fakenccl
     if [ ! -f "$fakenccl/libnccl.so.2" ]; then
         fail "NCCL's stand-in is not built ($fakenccl/libnccl.so.2: make check builds it)"

@@ -60,6 +60,8 @@ void synth_step(synth *s, sc_mode mode, int k, const int *parent, double *feat)
     qsort(sorted, (size_t)m, sizeof(double), cmp_double);
     double T = s->comm_s * (mode == SC_MODE_HIER ? s->hier_factor : 1.0) + (mode == SC_MODE_QUORUM ? s->round_cost_s : 0.0) +
                (mode == SC_MODE_GROUPS ? s->ring_cost_s : 0.0);
+    if (mode == SC_MODE_QUORUM && s->quorum_spike_every > 0 && ++s->quorum_steps % s->quorum_spike_every == 0)
+        T += s->quorum_spike_s;   /* a transient: a backlog drained, a round waiting for a late member */
     if (mode != SC_MODE_QUORUM || k < 1 || k > m)
         k = m;
     double ck = sorted[k - 1];

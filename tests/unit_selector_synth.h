@@ -37,6 +37,9 @@ typedef struct synth {
     double noise_scale; /* B of the synthetic gradients (per-rank batches); < 0: no norms */
     double round_cost_s; /* what quorum's rounds cost per step over exact transfers (0: nothing) */
     double ring_cost_s;  /* what groups' ring costs per step over exact transfers (0: nothing) */
+    double quorum_spike_s;   /* a stall added to every quorum_spike_every-th quorum step (0: none) */
+    int quorum_spike_every;
+    long quorum_steps;       /* quorum steps so far (for the spikes) */
     int lags;            /* rows carry SC_F_LAG_S (arrival after the earliest rank) in exact modes */
     int paced;           /* a per-step exact loss after the step's calls: every rank waits there, outside
                             the engine's calls (away_s), until the last one arrives */
