@@ -132,6 +132,7 @@ static int agree_and_init(sc_nccl *n, MPI_Comm comm, int rank, int size, const r
     }
     n->comm = c;
     n->state = SC_NCCL_READY;
+    n->anchor = sc_device_alloc(64);   /* in the context NCCL runs in: a host-buffer call finds it there */
     return MPI_SUCCESS;
 }
 
@@ -171,12 +172,12 @@ int sc_nccl_allreduce(sc_nccl *n, const void *sendbuf, void *recvbuf, size_t cou
     int send_dev = !in_place && (which & SC_DEVICE_SEND), recv_dev = (which & SC_DEVICE_RECV) != 0;
     *copied = 0;
     int pushed;
-    void *stream = sc_device_begin(recv_dev ? recvbuf : send_dev ? sendbuf : NULL, &pushed);
+    void *stream = sc_device_begin(recv_dev ? recvbuf : send_dev ? sendbuf : n->anchor, &pushed);
     const char *failed = NULL;
     int err = 0;
     char *tmp = (!send_dev && !in_place) || !recv_dev ? scratch(n, bytes) : NULL;
     const void *s = in_place ? NULL : send_dev ? sendbuf : tmp;
-    void *r = recv_dev ? recvbuf : tmp + bytes;
+    void *r = recv_dev ? recvbuf : tmp ? tmp + bytes : NULL;
     if (!stream) failed = "no CUDA stream could be had";
     else if (((!send_dev && !in_place) || !recv_dev) && !tmp) failed = "no device memory for a host buffer";
     else if (!in_place && !send_dev && (err = sc_device_copy((void *)s, sendbuf, bytes, 1, stream)) != 0)
@@ -204,5 +205,6 @@ void sc_nccl_free(sc_nccl *n)
 {
     if (n->comm && lib.comm_destroy) lib.comm_destroy(n->comm);
     sc_device_free(n->scratch);
+    sc_device_free(n->anchor);
     memset(n, 0, sizeof *n);
 }

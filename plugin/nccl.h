@@ -26,6 +26,8 @@ typedef struct sc_nccl {
     int state;              /* SC_NCCL_UNTRIED, _READY or _OFF */
     void *comm;             /* the ncclComm_t, READY only */
     void *scratch;          /* device memory for this rank's host buffers */
+    void *anchor;           /* a little device memory in NCCL's context: a call on host buffers from a
+                               thread without a context runs there */
     size_t scratch_bytes;
 } sc_nccl;
 
