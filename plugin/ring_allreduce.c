@@ -2,28 +2,6 @@
 #include "ring_allreduce.h"
 #include <string.h>
 #include "kernels.h"
-#include "polite_wait.h"
-
-/* One hop: receive from the left while sending to the right, waiting
- * politely (polite_wait.h).  A blocking MPI_Sendrecv polls: with the
- * members' engine threads, application threads and other engines sharing
- * few cores, every member spinning in its hop took the CPU the member it
- * waited for needed, and single calls of a loaded soak took seconds. */
-static int hop(const void *sbuf, long sn, void *rbuf, long rn, MPI_Datatype dt, int right, int left, int tag,
-               MPI_Comm comm)
-{
-    MPI_Request req[2];
-    MPI_Status st[2];
-    int rc = PMPI_Irecv(rbuf, (int)rn, dt, left, tag, comm, &req[0]);
-    if (rc != MPI_SUCCESS) return rc;
-    rc = PMPI_Isend(sbuf, (int)sn, dt, right, tag, comm, &req[1]);
-    if (rc != MPI_SUCCESS) {
-        PMPI_Cancel(&req[0]);
-        PMPI_Wait(&req[0], &st[0]);
-        return rc;
-    }
-    return sc_polite_waitall(2, req, st);
-}
 
 /* Chunk c of m: elements [first, first + n). */
 static void chunk(long count, int m, int c, long *first, long *n)
@@ -46,7 +24,8 @@ int sc_ring_allreduce(const void *sendbuf, void *recvbuf, long count, MPI_Dataty
         long sf, sn, rf, rn;
         chunk(count, m, (me - step + m) % m, &sf, &sn);
         chunk(count, m, (me - step - 1 + 2 * m) % m, &rf, &rn);
-        int rc = hop(buf + sf * el, sn, tmp, rn, dt, right, left, tag, comm);
+        int rc = PMPI_Sendrecv(buf + sf * el, (int)sn, dt, right, tag, tmp, (int)rn, dt, left, tag, comm,
+                               MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS) return rc;
         sc_sum_into(buf + rf * el, tmp, (size_t)rn, dk);
     }
@@ -55,7 +34,8 @@ int sc_ring_allreduce(const void *sendbuf, void *recvbuf, long count, MPI_Dataty
         long sf, sn, rf, rn;
         chunk(count, m, (me + 1 - step + m) % m, &sf, &sn);
         chunk(count, m, (me - step + m) % m, &rf, &rn);
-        int rc = hop(buf + sf * el, sn, buf + rf * el, rn, dt, right, left, tag, comm);
+        int rc = PMPI_Sendrecv(buf + sf * el, (int)sn, dt, right, tag, buf + rf * el, (int)rn, dt, left, tag, comm,
+                               MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS) return rc;
     }
     return MPI_SUCCESS;
