@@ -632,8 +632,9 @@ static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count,
 
 /* Whether cs's eligible calls go through NCCL (nccl.h): decided at its
  * first eligible call, collectively, under the exact policies (sync, hier)
- * only; the tolerant modes stage device buffers through host memory. */
-static void nccl_setup(sc_comm *cs, MPI_Comm comm, const void *sendbuf, void *recvbuf)
+ * only; the tolerant modes stage device buffers through host memory.
+ * which: the call's device buffers, as reduce_on classified them. */
+static void nccl_setup(sc_comm *cs, MPI_Comm comm, const void *sendbuf, void *recvbuf, int which)
 {
     cs->nccl.state = SC_NCCL_OFF;
     const char *why = NULL;
@@ -648,7 +649,6 @@ static void nccl_setup(sc_comm *cs, MPI_Comm comm, const void *sendbuf, void *re
     }
     char not[200] = "";
     int away = away_begin();
-    int which = sc_device_buffers(sendbuf, recvbuf, sendbuf == MPI_IN_PLACE);
     const void *dev = which & SC_DEVICE_RECV ? recvbuf : which & SC_DEVICE_SEND ? sendbuf : NULL;
     int rc = sc_nccl_setup(&cs->nccl, comm, cs->rank, cs->size, dev, not, sizeof not);
     away_end(away);
@@ -703,9 +703,9 @@ static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count,
         .aliased = sendbuf == recvbuf && sendbuf != MPI_IN_PLACE,
     };
     sc_elig e = sc_eligibility(&shape, sc_rt.policy.min_bytes);
-    if (e == SC_ELIG_OK && cs->nccl.state == SC_NCCL_UNTRIED && !cs->staged_where)
-        nccl_setup(cs, comm, sendbuf, recvbuf);
     int on_device = cs->staged_where || count <= 0 ? 0 : sc_device_buffers(sendbuf, recvbuf, sendbuf == MPI_IN_PLACE);
+    if (e == SC_ELIG_OK && cs->nccl.state == SC_NCCL_UNTRIED && !cs->staged_where)
+        nccl_setup(cs, comm, sendbuf, recvbuf, on_device);
     if (on_device && !(e == SC_ELIG_OK && cs->nccl.state == SC_NCCL_READY))
         return reduce_staged(cs, sendbuf, recvbuf, count, datatype, op, comm, request, on_device);
     sc_comm_polling(0);   /* a call of its own: not polling any more */
