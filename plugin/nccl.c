@@ -153,6 +153,7 @@ int sc_nccl_setup(sc_nccl *n, MPI_Comm comm, int rank, int size, const void *dev
     sc_device_end(pushed);
     return rc;
 }
+
 /* Device memory for this rank's host buffers of `bytes` each (two). */
 static char *scratch(sc_nccl *n, size_t bytes)
 {
@@ -169,30 +170,31 @@ int sc_nccl_allreduce(sc_nccl *n, const void *sendbuf, void *recvbuf, size_t cou
 {
     size_t bytes = count * (is_double ? sizeof(double) : sizeof(float));
     int in_place = sendbuf == MPI_IN_PLACE;
-    int send_dev = !in_place && (which & SC_DEVICE_SEND), recv_dev = (which & SC_DEVICE_RECV) != 0;
-    *copied = 0;
+    /* this rank's buffers that ride through scratch device memory: the
+     * input (the send buffer, or in place the receive buffer) and the result */
+    int send_host = !in_place && !(which & SC_DEVICE_SEND), recv_host = !(which & SC_DEVICE_RECV);
+    int in_host = send_host || (in_place && recv_host);
     int pushed;
-    void *stream = sc_device_begin(recv_dev ? recvbuf : send_dev ? sendbuf : n->anchor, &pushed);
+    void *stream = sc_device_begin(!recv_host ? recvbuf : !in_place && !send_host ? sendbuf : n->anchor, &pushed);
     const char *failed = NULL;
     int err = 0;
-    char *tmp = (!send_dev && !in_place) || !recv_dev ? scratch(n, bytes) : NULL;
-    const void *s = in_place ? NULL : send_dev ? sendbuf : tmp;
-    void *r = recv_dev ? recvbuf : tmp ? tmp + bytes : NULL;
+    char *tmp = send_host || recv_host ? scratch(n, bytes) : NULL;
+    const void *s = in_place ? NULL : send_host ? tmp : sendbuf;
+    void *r = !recv_host ? recvbuf : tmp ? tmp + bytes : NULL;
     if (!stream) failed = "no CUDA stream could be had";
-    else if (((!send_dev && !in_place) || !recv_dev) && !tmp) failed = "no device memory for a host buffer";
-    else if (!in_place && !send_dev && (err = sc_device_copy((void *)s, sendbuf, bytes, 1, stream)) != 0)
-        failed = "copying a host buffer to the device failed";
-    else if (in_place && !recv_dev && (err = sc_device_copy(r, recvbuf, bytes, 1, stream)) != 0)
+    else if ((send_host || recv_host) && !tmp) failed = "no device memory for a host buffer";
+    else if (in_host && (err = sc_device_copy(in_place ? r : (void *)s, in_place ? recvbuf : sendbuf, bytes, 1,
+                                              stream)) != 0)
         failed = "copying a host buffer to the device failed";
     else if ((err = lib.all_reduce(in_place ? r : s, r, count, is_double ? SC_NCCL_FLOAT64 : SC_NCCL_FLOAT32,
                                    SC_NCCL_SUM, n->comm, stream)) != 0)
         failed = nccl_error(err);
     else if ((err = sc_device_sync(stream)) != 0)
         failed = "waiting for the stream failed";
-    else if (!recv_dev && (err = sc_device_copy(recvbuf, r, bytes, 0, stream)) != 0)
+    else if (recv_host && (err = sc_device_copy(recvbuf, r, bytes, 0, stream)) != 0)
         failed = "copying the result to a host buffer failed";
     sc_device_end(pushed);
-    *copied = (double)bytes * ((!send_dev && !in_place) + (in_place && !recv_dev) + !recv_dev);
+    *copied = (double)bytes * (in_host + recv_host);
     if (failed) {
         sc_say(SC_SAY_DEVICE, 1, "starcoll: rank %d: ncclAllReduce of %zu bytes: %s (error %d); the call fails with "
                "MPI_ERR_OTHER", sc_rt.world_rank, bytes, failed, err);
