@@ -141,7 +141,7 @@ static void release_deposits(sc_slot *sl, sc_deposit *take)
  * round includes (incl), reduced over the ring.  `fresh` is the round's
  * number of deposits, from the coordinator.  Results go straight into the
  * caller's receive buffer when it waits on this slot, else to the inbox. */
-void sc_run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode mode, int k)
+void sc_run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode mode, int k, long seq)
 {
     sc_slot *sl = &e->slots[s];
     pthread_mutex_lock(&e->mu);
@@ -177,7 +177,7 @@ void sc_run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode mod
     int rc = sc_groups_ring_allreduce(e, mode, src == dst ? MPI_IN_PLACE : src, dst, s);
     if (rc == MPI_SUCCESS && sc_rt.policy.scale_fresh && fresh > 0)
         sc_scale(dst, (size_t)sl->count, sl->dk, (double)e->n / (double)fresh);
-    if (rc == MPI_SUCCESS) sc_groups_owe(e, s, dst, incl);
+    if (rc == MPI_SUCCESS) sc_groups_owe(e, s, dst, incl, seq);
 
     pthread_mutex_lock(&e->mu);
     if (rc != MPI_SUCCESS && !e->error) e->error = rc;
@@ -191,6 +191,8 @@ void sc_run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode mod
         if (sl->nmembers) sc_fusion_landed(e, sl);
     }
     if (incl[e->rank] > sl->included_self) sl->included_self = incl[e->rank];
+    if (rc == MPI_SUCCESS) sl->rounds_got++;
+    if (seq > sl->seq_seen) sl->seq_seen = seq;
     sc_nb_ready(e, sl);
     release_deposits(sl, take);
     e->mode = mode;
@@ -223,14 +225,14 @@ void sc_stop_traffic(sc_engine *e)
             moved |= sc_coord_drain_notes(e);
             if (e->nstopped == e->n) {
                 memset(e->incl, 0, sizeof(long) * (size_t)e->n);
-                sc_engine_failed(e, sc_send_round(e, ROUND_FINAL, 0, SC_MODE_SYNC, 0, e->incl, 0));
+                sc_engine_failed(e, sc_send_round(e, ROUND_FINAL, 0, SC_MODE_SYNC, 0, e->incl, 0, 0));
                 return;
             }
         } else {
             int flag = 0;
             if (sc_engine_failed(e, PMPI_Iprobe(e->coord, TAG_ROUND, e->ctrl, &flag, MPI_STATUS_IGNORE))) return;
             if (flag) {
-                if (sc_engine_failed(e, PMPI_Recv(e->msg, RH_LEN + e->n + e->nslots, MPI_LONG, e->coord, TAG_ROUND, e->ctrl,
+                if (sc_engine_failed(e, PMPI_Recv(e->msg, sc_round_msg_len(e), MPI_LONG, e->coord, TAG_ROUND, e->ctrl,
                                                   MPI_STATUS_IGNORE)))
                     return;
                 if (e->msg[RH_KIND] == ROUND_FINAL) return;
@@ -410,8 +412,7 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, i
         ok = sl->inbox && sl->scratch && (e->rank != e->coord || sc_track_init(&sl->track, e->n) == 0);
     }
     ok = ok && sc_fusion_plan(e) == 0;
-    /* a TOPO message carries a count per slot, groups' included */
-    e->msg = ok ? calloc((size_t)(RH_LEN + e->n + e->nslots), sizeof(long)) : NULL;
+    e->msg = ok ? calloc((size_t)sc_round_msg_len(e), sizeof(long)) : NULL;
     ok = ok && e->msg;
     e->k = quorum_k(e);
     e->stats.min_fresh = -1;

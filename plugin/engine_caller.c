@@ -271,6 +271,7 @@ static int engine_call(sc_engine *e, int slot, long pos, const void *sendbuf, vo
         nb->recvbuf = recvbuf;
         sl->nb = nb;
         sl->nb_need = need;
+        sl->nb_flush = flush;
         e->nb_pending++;
     } else if (waits) {
         e->waiting_slot = slot;
@@ -302,8 +303,8 @@ static int engine_call(sc_engine *e, int slot, long pos, const void *sendbuf, vo
         double t0 = sc_wait_begin(e);
         /* A borrowed deposit must be out of the engine's hands before the
          * caller gets its buffers back, even on an error. */
-        while ((sl->included_self < need || (borrow && deposit_pending(sl, d))) && !e->stopped &&
-               !(e->error && !(borrow && deposit_pending(sl, d))))
+        while ((sl->included_self < need || (borrow && deposit_pending(sl, d)) || (flush && !sc_rounds_all_in(sl))) &&
+               !e->stopped && !(e->error && !(borrow && deposit_pending(sl, d))))
             pthread_cond_wait(&e->cv_main, &e->mu);
         e->waiting_slot = -1;
         e->stats.wait_s += sc_wait_end(e, t0);

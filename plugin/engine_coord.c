@@ -97,9 +97,10 @@ int sc_coord_drain_notes(sc_engine *e)
     return got;
 }
 
-int sc_send_round(sc_engine *e, long kind, int s, sc_mode mode, int k, const long *tail, long fresh)
+int sc_send_round(sc_engine *e, long kind, int s, sc_mode mode, int k, const long *tail, long fresh, long seq)
 {
     e->msg[RH_FRESH] = fresh;
+    e->msg[RH_SEQ] = seq;
     e->msg[RH_DIRECT] = kind == ROUND_RUN ? e->round_direct : 0;
     e->msg[RH_KIND] = kind;
     e->msg[RH_SLOT] = s;
@@ -110,9 +111,12 @@ int sc_send_round(sc_engine *e, long kind, int s, sc_mode mode, int k, const lon
     for (int r = 0; r < e->n; r++) {
         if (r == e->rank || (kind == ROUND_RUN && e->parent[r] != -1)) continue;
         int len = RH_LEN + e->n;
-        if (kind == ROUND_TOPO) {   /* and what of r's deposits is included already, per slot */
-            for (int sl = 0; sl < e->nslots; sl++) e->msg[RH_LEN + e->n + sl] = e->slots[sl].track.included[r];
-            len += e->nslots;
+        if (kind == ROUND_TOPO) {   /* and what of r's deposits is included already, and the rounds, per slot */
+            for (int sl = 0; sl < e->nslots; sl++) {
+                e->msg[RH_LEN + e->n + sl] = e->slots[sl].track.included[r];
+                e->msg[RH_LEN + e->n + e->nslots + sl] = e->slots[sl].seq_closed;
+            }
+            len += 2 * e->nslots;
         }
         int rc = PMPI_Send(e->msg, len, MPI_LONG, r, TAG_ROUND, e->ctrl);
         if (rc != MPI_SUCCESS) return rc;
@@ -174,9 +178,10 @@ static int close_round(sc_engine *e, int s, sc_rules *rules, sc_mode mode, int k
         e->stats.min_fresh = fresh;
     if (tr->max_absent > e->stats.max_staleness) e->stats.max_staleness = tr->max_absent;
     sc_coord_reblock_after(e, s);
-    int rc = sc_send_round(e, ROUND_RUN, s, mode, k, e->incl, deposits);
+    long seq = ++e->slots[s].seq_closed;
+    int rc = sc_send_round(e, ROUND_RUN, s, mode, k, e->incl, deposits, seq);
     if (sc_engine_failed(e, rc)) return rc;
-    sc_run_round(e, s, e->incl, deposits, mode, k);
+    sc_run_round(e, s, e->incl, deposits, mode, k, seq);
     double tn = sc_now();
     if (e->last_round_t > 0) {
         double gap = tn - e->last_round_t;
@@ -201,12 +206,12 @@ static int change_topology(sc_engine *e, const long *parent, sc_mode mode, int k
     e->mode = mode;
     e->k = k;
     pthread_mutex_unlock(&e->mu);
-    int rc = sc_send_round(e, ROUND_TOPO, 0, mode, k, parent, 0);
+    int rc = sc_send_round(e, ROUND_TOPO, 0, mode, k, parent, 0, 0);
     if (rc != MPI_SUCCESS) return rc;
     long *mine = malloc(sizeof(long) * (size_t)e->nslots);
     if (!mine) return MPI_ERR_NO_MEM;
     for (int s = 0; s < e->nslots; s++) mine[s] = e->slots[s].track.included[e->rank];
-    rc = sc_groups_apply(e, parent, e->epoch, mine);
+    rc = sc_groups_apply(e, parent, e->epoch, mine, NULL);
     free(mine);
     return rc;
 }
@@ -410,7 +415,7 @@ void sc_coordinator_loop(sc_engine *e)
             if (!news) {
                 memset(e->incl, 0, sizeof(long) * (size_t)e->n);
                 for (int r = 0; r < e->n; r++) e->parent[r] = -1;   /* STOP goes to everybody */
-                sc_send_round(e, ROUND_STOP, 0, mode, k, e->incl, 0);
+                sc_send_round(e, ROUND_STOP, 0, mode, k, e->incl, 0, 0);
                 sc_stop_traffic(e);
                 goto out;
             }

@@ -99,6 +99,14 @@ int sc_direct_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, i
         return rc2 != MPI_SUCCESS ? rc2 : MPI_ERR_OTHER;
     }
     pthread_mutex_lock(&e->mu);
+    if (sl->flush_next && rc == MPI_SUCCESS) {
+        /* A flush: a round left from before going direct may still be on
+         * its way from a former parent (sc_rounds_all_in). */
+        const sc_slot *g = sl->fuse >= 0 ? &e->slots[sl->fuse] : sl;
+        while ((!sc_rounds_all_in(sl) || !sc_rounds_all_in(g)) && !e->stopped && !e->error)
+            pthread_cond_wait(&e->cv_main, &e->mu);
+        sl->flush_next = 0;
+    }
     if (sl->inbox_rounds > 0 && rc == MPI_SUCCESS) {   /* a round left from before going direct */
         sc_sum_into(recvbuf, sl->inbox, (size_t)sl->count, sl->dk);
         memset(sl->inbox, 0, sl->bytes);

@@ -280,7 +280,8 @@ int sc_fusion_call(sc_engine *e, int slot, long pos, const void *sendbuf, void *
     rc = deposit_group(e, g, gslot, need, NOTE_FLUSH | NOTE_WAITS | (exact_mode ? NOTE_EXACT : 0), pos);
     pthread_mutex_lock(&e->mu);
     double t0 = sc_wait_begin(e);
-    while (rc == MPI_SUCCESS && g->included_self < need && !e->stopped && !e->error) pthread_cond_wait(&e->cv_main, &e->mu);
+    while (rc == MPI_SUCCESS && (g->included_self < need || !sc_rounds_all_in(g)) && !e->stopped && !e->error)
+        pthread_cond_wait(&e->cv_main, &e->mu);
     e->waiting_slot = -1;
     e->stats.wait_s += sc_wait_end(e, t0);
     if (rc == MPI_SUCCESS && e->error) rc = e->error;

@@ -50,6 +50,8 @@ static void child_free(sc_engine *e, sc_child *c)
     free(c->held);
     free(c->owed);
     free(c->owed_incl);
+    free(c->owed_seq);
+    free(c->owed_rounds);
     free(c->owed_any);
     free(c->sendbuf);
     memset(c, 0, sizeof *c);
@@ -72,10 +74,12 @@ static int child_alloc(sc_engine *e, sc_child *c)
     c->held = calloc((size_t)e->nslots, sizeof(sc_deposit *));
     c->owed = calloc((size_t)e->nslots, sizeof(void *));
     c->owed_incl = calloc((size_t)e->nslots, sizeof(long));
+    c->owed_seq = calloc((size_t)e->nslots, sizeof(long));
+    c->owed_rounds = calloc((size_t)e->nslots, sizeof(long));
     c->owed_any = calloc((size_t)e->nslots, sizeof(int));
     c->sendbuf = malloc(e->max_bytes);
     for (int s = 0; c->owed && s < e->nslots; s++) c->owed[s] = calloc(1, e->slots[s].bytes);
-    int ok = c->held && c->owed && c->owed_incl && c->owed_any && c->sendbuf;
+    int ok = c->held && c->owed && c->owed_incl && c->owed_seq && c->owed_rounds && c->owed_any && c->sendbuf;
     for (int s = 0; ok && s < e->nslots; s++) ok = c->owed[s] != NULL;
     return ok ? 0 : -1;
 }
@@ -115,7 +119,7 @@ static void drop_included(sc_slot *sl, long upto)
     }
 }
 
-int sc_groups_apply(sc_engine *e, const long *parent, long epoch, const long *included)
+int sc_groups_apply(sc_engine *e, const long *parent, long epoch, const long *included, const long *closed)
 {
     for (int r = 0; r < e->n; r++) e->parent[r] = (int)parent[r];
     e->epoch = epoch;
@@ -139,6 +143,7 @@ int sc_groups_apply(sc_engine *e, const long *parent, long epoch, const long *in
     for (int s = 0; s < e->nslots; s++) {
         sc_slot *sl = &e->slots[s];
         drop_included(sl, included[s]);   /* a waiting caller still waits for the result */
+        if (closed && closed[s] > sl->seq_seen) sl->seq_seen = closed[s];   /* a former parent's may be on its way */
         for (sc_deposit *d = sl->head; d; d = d->next) d->sent = 0;
         /* The count of the last deposit made, not of the calls: a fused
          * member's call counts before its group deposit exists
@@ -222,13 +227,15 @@ long sc_groups_take_children(sc_engine *e, int s, const long *incl)
     return n;
 }
 
-void sc_groups_owe(sc_engine *e, int s, const void *result, const long *incl)
+void sc_groups_owe(sc_engine *e, int s, const void *result, const long *incl, long seq)
 {
     for (int r = 0; r < e->n; r++) {
         sc_child *c = &e->children[r];
         if (!c->active) continue;
         sc_sum_into(c->owed[s], result, (size_t)e->slots[s].count, e->slots[s].dk);
         c->owed_incl[s] = incl[r];
+        c->owed_seq[s] = seq;
+        c->owed_rounds[s]++;
         c->owed_any[s] = 1;
     }
 }
@@ -309,6 +316,9 @@ static int send_results(sc_engine *e)
             c->owed_any[s] = 0;
             c->hdr[CR_SLOT] = s;
             c->hdr[CR_INCL] = c->owed_incl[s];
+            c->hdr[CR_SEQ] = c->owed_seq[s];
+            c->hdr[CR_ROUNDS] = c->owed_rounds[s];
+            c->owed_rounds[s] = 0;
             pthread_mutex_lock(&e->mu);
             c->hdr[CR_MODE] = e->mode;
             c->hdr[CR_K] = e->k;
@@ -338,6 +348,8 @@ static int receive_results(sc_engine *e)
         pthread_mutex_lock(&e->mu);
         sc_sum_into(sl->inbox, e->res_buf, (size_t)sl->count, sl->dk);
         sl->inbox_rounds++;
+        sl->rounds_got += h[CR_ROUNDS];
+        if (h[CR_SEQ] > sl->seq_seen) sl->seq_seen = h[CR_SEQ];
         if (sl->nmembers) sc_fusion_landed(e, sl);
         if (h[CR_INCL] > sl->included_self) sl->included_self = h[CR_INCL];
         drop_included(sl, sl->included_self);

@@ -41,12 +41,14 @@ enum { NOTE_KIND, NOTE_SLOT, NOTE_COUNT, NOTE_FLAGS, NOTE_FOR, NOTE_POS, NOTE_LE
 enum { ROUND_RUN = 1, ROUND_STOP = 2, ROUND_TOPO = 3, ROUND_FINAL = 4, ROUND_VERDICT = 5 };
 enum { CMD_NONE = 0, CMD_ENGINE = 1, CMD_SYNC = 2, CMD_HIER = 3, CMD_STOP = 4 };   /* direct: the per-step broadcast */
 enum { CMD_PROBE = 0x100 };   /* ... or'ed with NONE, SYNC or HIER: probe the links first (engine_probe.c) */
-/* Round message: header, then incl[n] (RUN), or parent[n] and the
- * receiver's included deposits per slot (TOPO). */
-enum { RH_KIND, RH_SLOT, RH_MODE, RH_K, RH_EPOCH, RH_FRESH, RH_DIRECT, RH_LEN };
-/* child -> parent deposit header; parent -> child result header */
+/* Round message: header, then incl[n] (RUN), or parent[n], the
+ * receiver's included deposits per slot and the rounds closed per slot
+ * (TOPO; sc_round_msg_len longs at most). */
+enum { RH_KIND, RH_SLOT, RH_MODE, RH_K, RH_EPOCH, RH_FRESH, RH_DIRECT, RH_SEQ, RH_LEN };
+/* child -> parent deposit header; parent -> child result header (SEQ:
+ * the last round summed in, ROUNDS: how many rounds are summed in) */
 enum { CD_SLOT, CD_COUNT, CD_FLAGS, CD_EPOCH, CD_POS, CD_LEN };
-enum { CR_SLOT, CR_INCL, CR_MODE, CR_K, CR_LEN };
+enum { CR_SLOT, CR_INCL, CR_MODE, CR_K, CR_SEQ, CR_ROUNDS, CR_LEN };
 
 typedef struct sc_deposit {
     long idx;                  /* this rank's call number on the slot (first of the range) */
@@ -72,6 +74,13 @@ typedef struct sc_slot {
     void *inbox;               /* completed rounds not yet returned */
     long inbox_rounds;
     long included_self;        /* my deposits included in completed rounds */
+    /* Rounds are numbered per slot by the coordinator (RH_SEQ), and every
+     * rank gets every round's result, through the ring or from a parent.
+     * A result from a former parent can still be on its way when the ring
+     * brings a later one: rounds_got < seq_seen until it is in.  A flush
+     * waits for it, or that rank alone would miss a round (replicas
+     * unequal).  seq_closed: the coordinator's count of closed rounds. */
+    long rounds_got, seq_seen, seq_closed;
     int flush_next;
     /* While the application thread waits on this slot, rounds deliver
      * straight into its receive buffer (no copy through the inbox). */
@@ -82,6 +91,7 @@ typedef struct sc_slot {
      * later call on the slot waits for it), and the deposit count it needs. */
     sc_nb_call *nb;
     long nb_need;
+    int nb_flush;              /* ... and it is a flush (sc_rounds_all_in) */
     /* Fusion (engine_fusion.c).  A small tensor's slot (a member) names
      * its group slot and its place in it; rounds of the group land in the
      * group's inbox, which each member takes its part of. */
@@ -103,6 +113,7 @@ typedef struct sc_child {
     sc_deposit **held;         /* per slot: deposits received, not yet included */
     void **owed;               /* per slot: results not yet sent */
     long *owed_incl;           /* per slot: the child's inclusion count to send with them */
+    long *owed_seq, *owed_rounds;   /* per slot: the last round owed, and how many are summed in owed */
     int *owed_any;
     long hdr[CR_LEN];
     void *sendbuf;             /* the result in flight */
@@ -264,8 +275,9 @@ void sc_groups_free(sc_engine *e);
  * their new owner, list the new ring.  included: per slot,
  * how many of this rank's deposits rounds have included so far (some
  * through a former parent, whose word may still be on its way): those are
- * neither sent nor announced again. */
-int sc_groups_apply(sc_engine *e, const long *parent, long epoch, const long *included);
+ * neither sent nor announced again.  closed: per slot, the rounds closed
+ * so far, which all reach this rank (NULL: the coordinator, which ran them). */
+int sc_groups_apply(sc_engine *e, const long *parent, long epoch, const long *included, const long *closed);
 /* Sum a round's buffer over the ring (all of data when every rank is a
  * member; hier's sub-communicators then in hier mode). */
 int sc_groups_ring_allreduce(sc_engine *e, sc_mode mode, const void *sendbuf, void *recvbuf, int s);
@@ -274,7 +286,7 @@ int sc_groups_children_hold(const sc_engine *e, int s, const long *incl);
 /* Parent: fold held child deposits into the round buffer; returns how many. */
 long sc_groups_take_children(sc_engine *e, int s, const long *incl);
 /* Parent: a round result owed to the children. */
-void sc_groups_owe(sc_engine *e, int s, const void *result, const long *incl);
+void sc_groups_owe(sc_engine *e, int s, const void *result, const long *incl, long seq);
 /* Progress the children's traffic, parent and child side; 1 when something moved. */
 int sc_groups_progress(sc_engine *e);
 /* Child: forward new deposits to the parent; 1 when something moved. */
@@ -293,7 +305,17 @@ int sc_probe_links(sc_engine *e);          /* collective on e->data; sets e->lin
  * negative); 1 when the engine must quit instead. */
 int sc_engine_idle(sc_engine *e, double *nap, double until);
 /* This rank's part of one round of slot s (engine.c). */
-void sc_run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode mode, int k);
+void sc_run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode mode, int k, long seq);
+static inline int sc_round_msg_len(const sc_engine *e)
+{
+    return RH_LEN + e->n + 2 * e->nslots;
+}
+/* mu held: every round of sl this rank has heard of has reached it (a
+ * flush returns only then). */
+static inline int sc_rounds_all_in(const sc_slot *sl)
+{
+    return sl->rounds_got >= sl->seq_seen;
+}
 /* Every rank has left: finish what is in flight, then stop. */
 void sc_stop_traffic(sc_engine *e);
 void sc_engine_free(sc_engine *e);
@@ -306,8 +328,8 @@ int sc_coord_drain_notes(sc_engine *e);
 void sc_coord_reblock_after(sc_engine *e, int s);
 /* Round message (RUN, STOP, FINAL) to the members, or TOPO to everybody;
  * tail: incl[n] (RUN) or parent[n] (TOPO, followed by the receiver's
- * included counts per slot). */
-int sc_send_round(sc_engine *e, long kind, int s, sc_mode mode, int k, const long *tail, long fresh);
+ * included counts and the rounds closed, per slot); seq: RUN's number. */
+int sc_send_round(sc_engine *e, long kind, int s, sc_mode mode, int k, const long *tail, long fresh, long seq);
 
 /* engine_direct.c: lockstep calls by the application threads.  A call
  * that finds another rank off the pattern fails (*first_off names it) and

@@ -24,7 +24,7 @@ void sc_member_loop(sc_engine *e)
             return;
         }
         if (flag) {
-            if (PMPI_Recv(e->msg, RH_LEN + e->n + e->nslots, MPI_LONG, e->coord, TAG_ROUND, e->ctrl, MPI_STATUS_IGNORE) !=
+            if (PMPI_Recv(e->msg, sc_round_msg_len(e), MPI_LONG, e->coord, TAG_ROUND, e->ctrl, MPI_STATUS_IGNORE) !=
                 MPI_SUCCESS) {
                 sc_engine_failed(e, MPI_ERR_OTHER);
                 return;
@@ -42,14 +42,15 @@ void sc_member_loop(sc_engine *e)
                 e->mode = mode;
                 e->k = k;
                 pthread_mutex_unlock(&e->mu);
-                if (sc_groups_apply(e, e->msg + RH_LEN, e->msg[RH_EPOCH], e->msg + RH_LEN + e->n) != MPI_SUCCESS) return;
+                if (sc_groups_apply(e, e->msg + RH_LEN, e->msg[RH_EPOCH], e->msg + RH_LEN + e->n,
+                                    e->msg + RH_LEN + e->n + e->nslots) != MPI_SUCCESS) return;
             } else {
                 if (e->msg[RH_DIRECT] > 0) {   /* before the round, so the waiting caller sees it */
                     pthread_mutex_lock(&e->mu);
                     e->direct_at = e->msg[RH_LEN + e->rank] + 1;   /* my next slot-0 call */
                     pthread_mutex_unlock(&e->mu);
                 }
-                sc_run_round(e, (int)e->msg[RH_SLOT], e->msg + RH_LEN, e->msg[RH_FRESH], mode, k);
+                sc_run_round(e, (int)e->msg[RH_SLOT], e->msg + RH_LEN, e->msg[RH_FRESH], mode, k, e->msg[RH_SEQ]);
             }
             progressed = 1;
         }

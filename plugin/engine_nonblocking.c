@@ -30,7 +30,8 @@ static void complete(sc_engine *e, sc_slot *sl, int rc)
 void sc_nb_ready(sc_engine *e, sc_slot *sl)
 {
     if (sl->nb && e->error) complete(e, sl, e->error);
-    else if (sl->nb && sl->included_self >= sl->nb_need) complete(e, sl, MPI_SUCCESS);
+    else if (sl->nb && sl->included_self >= sl->nb_need && (!sl->nb_flush || sc_rounds_all_in(sl)))
+        complete(e, sl, MPI_SUCCESS);
 }
 
 void sc_nb_fail_all(sc_engine *e, int rc)
