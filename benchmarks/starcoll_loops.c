@@ -15,7 +15,9 @@
  *   after a flush (MPI_Pcontrol(2) and one step of zeros):
  *   conserved every rank's summed results of tensor i == the sum of every
  *             buffer of tensor i any rank sent;
- *   replicas  those sums are bitwise equal on every rank.
+ *   replicas  those sums are bitwise equal on every rank;
+ *   flushed   (--soak) after each mid-run flush, every rank's sums so far
+ *             equal what every rank sent, on each tensor's first elements.
  * Prints "ok - ..."/"FAIL - ..." lines, a figures line
  *   loops: loop=L ranks=N steps=S fast_step_ms=F slow_step_ms=W
  * (mean step time after the first --warmup steps, of the ranks never slow
@@ -218,10 +220,40 @@ static int parse_counts(const char *s)
     return n;
 }
 
+/* --soak: right after a flush step (MPI_Pcontrol(2) before it) every rank
+ * must hold every contribution sent so far, on the first elements of each
+ * tensor (a lost or late round shows in all of its elements).  Plain
+ * reductions, as in check(); 1 when it holds on every rank. */
+enum { FLUSH_CHECK_ELEMS = 16 };
+static int flushed_sums_agree(state *st, int s)
+{
+    int ok = 1, crank;
+    MPI_CHECK(MPI_Comm_rank(st->comm, &crank));
+    for (int i = 0; i < ntensors && ok; i++) {
+        int n = counts[i] < FLUSH_CHECK_ELEMS ? (int)counts[i] : FLUSH_CHECK_ELEMS;
+        double sent[FLUSH_CHECK_ELEMS], lo[FLUSH_CHECK_ELEMS], hi[FLUSH_CHECK_ELEMS];
+        int rc = MPI_Reduce(st->sent[i], sent, n, MPI_DOUBLE, MPI_SUM, 0, st->comm);
+        if (rc == MPI_SUCCESS) rc = MPI_Reduce(st->got[i], lo, n, MPI_DOUBLE, MPI_MIN, 0, st->comm);
+        if (rc == MPI_SUCCESS) rc = MPI_Reduce(st->got[i], hi, n, MPI_DOUBLE, MPI_MAX, 0, st->comm);
+        int good = rc == MPI_SUCCESS;
+        for (int e = 0; good && crank == 0 && e < n; e++) {
+            if (lo[e] != sent[e] || hi[e] != sent[e]) {
+                good = 0;
+                fprintf(stderr, "%s: after the flush at step %d, tensor %d element %d: received %.0f to %.0f, sent %.0f\n",
+                        st->name, s, i, e, lo[e], hi[e], sent[e]);
+            }
+        }
+        if (MPI_Bcast(&good, 1, MPI_INT, 0, st->comm) != MPI_SUCCESS) good = 0;
+        ok = good;
+    }
+    return ok;
+}
+
 /* The training loop and the flush after it, on the streams. */
 typedef struct {
     state *st;
     int nst, loss_ok;
+    int flushes, flushes_bad;   /* --soak: mid-run flushes checked, and those that failed */
     double per_step;
 } loop_run;
 
@@ -243,6 +275,10 @@ static void *run_loop(void *arg)
         sleep_ms(ms);
         if (s == stop_at && me_slow()) sleep_ms(stop_s * 1e3);
         for (int c = 0; c < r->nst; c++) one_step(&r->st[c], s, 0, &r->loss_ok);
+        if (soak && s % 53 == 17) {
+            r->flushes++;
+            for (int c = 0; c < r->nst; c++) r->flushes_bad += !flushed_sums_agree(&r->st[c], s);
+        }
     }
     double t_end = MPI_Wtime();
     r->per_step = (t_end - (warmup < steps ? t_warm : t_start)) / (warmup < steps ? steps - warmup : steps) * 1e3;
@@ -311,7 +347,7 @@ int main(int argc, char **argv)
         }
         st[c].stage = alloc_floats(maxc);
     }
-    loop_run run = {st, nst, 1, 0};
+    loop_run run = {st, nst, 1, 0, 0, 0};
     if (comm_thread) {
         pthread_t t;
         if (pthread_create(&t, NULL, run_loop, &run) != 0) MPI_Abort(MPI_COMM_WORLD, 3);
@@ -332,6 +368,11 @@ int main(int argc, char **argv)
         snprintf(what, sizeof what, "%s: the per-step loss is exact at every step", loop);
         check(loss_ok, what);
     }
+    if (soak) {
+        snprintf(what, sizeof what, "%s: after each of %d mid-run flushes every rank holds every contribution so far", loop,
+                 run.flushes);
+        check(run.flushes > 0 && run.flushes_bad == 0, what);
+    }
     /* conservation and replicas, per stream: plain reductions (MPI_Reduce
      * and a broadcast are not reshaped) */
     for (int c = 0; c < nst; c++) {
@@ -350,8 +391,8 @@ int main(int argc, char **argv)
                 if (lo[e] != hi[e]) same = 0;
                 if (lo[e] != sent[e] && cons) {
                     cons = 0;
-                    fprintf(stderr, "%s: tensor %d element %ld: received %.0f, sent %.0f\n", st[c].name, i, e, lo[e],
-                            sent[e]);
+                    fprintf(stderr, "%s: tensor %d element %ld: received %.0f (the least of any rank; the most %.0f), "
+                            "sent %.0f\n", st[c].name, i, e, lo[e], hi[e], sent[e]);
                 }
             }
             free(sent);
