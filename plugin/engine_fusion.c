@@ -153,9 +153,12 @@ static int deposit_group(sc_engine *e, sc_slot *g, int gslot, long need, long fl
     sc_deposit *d = sc_deposit_get(g);
     pthread_mutex_unlock(&e->mu);
     if (!d) return MPI_ERR_NO_MEM;
-    memcpy(d->buf, g->stage, g->bytes);
+    /* The stage becomes the deposit and the deposit's buffer (same size)
+     * the next stage: no copy.  Cleared, for members a step leaves out. */
+    void *next_stage = d->buf;
+    d->buf = g->stage;
+    g->stage = next_stage;
     memset(g->stage, 0, g->bytes);
-    sc_engine_copied(e, g->bytes);
     g->staged = 0;
     pthread_mutex_lock(&e->mu);
     d->idx = need - 1;
