@@ -74,7 +74,12 @@ static int leave_direct(sc_engine *e, int skip_slot)
 {
     pthread_mutex_lock(&e->mu);
     e->direct = 0;
-    if (skip_slot >= 0) e->slots[skip_slot].calls++;
+    if (skip_slot >= 0) {
+        e->slots[skip_slot].calls++;
+        /* a fused member's call counts on its group too (engine_fusion.c):
+         * the off rank's next call on it will, in rounds */
+        if (e->slots[skip_slot].fuse >= 0) e->slots[e->slots[skip_slot].fuse].calls++;
+    }
     pthread_cond_signal(&e->cv_engine);
     pthread_mutex_unlock(&e->mu);
     return sc_engine_note(e, NOTE_ROUNDS);

@@ -70,11 +70,16 @@ if sc_preloading; then
         sc_show quorum-staging-same-noloss
     fi
 
-    # One extra eligible call on rank 7 at step 20: refused with one line, no hang.
-    for mode in quorum auto; do
+    # One extra eligible call on rank 7 at step 20: refused with one line, no
+    # hang.  "fused": the four tensors in fused rounds, the extra call in a
+    # direct step on a fused member (it hung once: the group's call count).
+    for mode in quorum auto auto-fused; do
+        fuse=64K
+        [ "$mode" = auto-fused ] && fuse=1M
         for f in 1 2; do
             name="$mode-extra-call-$f"
-            sc_job "$name" 8 -x STARCOLL_MODE="$mode" "$prog" --loop fresh --extra-call 20 --slow-factor $f
+            sc_job "$name" 8 -x STARCOLL_MODE="${mode%-fused}" -x STARCOLL_FUSE_BYTES=$fuse "$prog" --loop fresh \
+                --extra-call 20 --slow-factor $f
             rc=$?
             if [ $rc = 124 ] || ! grep -q "^loops:" "$SC_WORK/$name.out"; then
                 fail "$name: the job did not finish (status $rc)"
