@@ -55,7 +55,7 @@ struct sc_selector {
     long latest_event; /* change-point estimate of the latest onset or end, -1 none */
     int urgent;
     int persist;       /* steps a straggler must last to be persistent (the detector's) */
-    int trial;         /* heuristic: a tolerant mode just entered from an exact one: decide again
+    int trial;         /* heuristic: a tolerant mode just entered (from any other): decide again
                           as soon as a quarter epoch of it is measured (tolerance must pay) */
 
     /* Measured update interval ratio per mode since the last decision:
@@ -557,9 +557,13 @@ int sc_selector_decide(sc_selector *s, long step, sc_decision *out)
         s->cur.objective = s->cand.objective;
         snprintf(s->reason, sizeof s->reason, "%s", s->cand.reason);
     }
-    s->trial = s->kind == SC_KIND_HEURISTIC && accept &&
-               (s->cur.mode == SC_MODE_QUORUM || s->cur.mode == SC_MODE_GROUPS) &&
-               (old_mode == SC_MODE_SYNC || old_mode == SC_MODE_HIER);
+    /* A tolerant mode entered from any other mode is on trial, not only
+     * from an exact one: quorum at one step and groups at the next (a
+     * CPU-starved rank beside a hog) left groups untried for an epoch and
+     * a half.  A change of k or children within the mode keeps a trial. */
+    int tolerant_now = s->cur.mode == SC_MODE_QUORUM || s->cur.mode == SC_MODE_GROUPS;
+    s->trial = s->kind == SC_KIND_HEURISTIC && tolerant_now &&
+               ((accept && s->cur.mode != old_mode) || (s->trial && s->cur.mode == old_mode));
     const sc_rank_status *st = sc_detect_status(s->det);
     sc_child_hold_update(&s->hold, step, s->epoch, s->cur.child, st);
     int fits = sc_place_parents(n, st, s->cur.child, s->prev_parent, s->parent);
