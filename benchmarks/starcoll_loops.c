@@ -220,10 +220,21 @@ static int parse_counts(const char *s)
     return n;
 }
 
+/* Tensor i's first n elements, on the stream's rank 0: the sum of what
+ * every rank sent, and the least and the most any rank received.  Plain
+ * reductions (MPI_Reduce is not reshaped); returns the first error. */
+static int reduce_sums(const state *st, int i, int n, double *sent, double *lo, double *hi)
+{
+    int rc = MPI_Reduce(st->sent[i], sent, n, MPI_DOUBLE, MPI_SUM, 0, st->comm);
+    if (rc == MPI_SUCCESS) rc = MPI_Reduce(st->got[i], lo, n, MPI_DOUBLE, MPI_MIN, 0, st->comm);
+    if (rc == MPI_SUCCESS) rc = MPI_Reduce(st->got[i], hi, n, MPI_DOUBLE, MPI_MAX, 0, st->comm);
+    return rc;
+}
+
 /* --soak: right after a flush step (MPI_Pcontrol(2) before it) every rank
  * must hold every contribution sent so far, on the first elements of each
- * tensor (a lost or late round shows in all of its elements).  Plain
- * reductions, as in check(); 1 when it holds on every rank. */
+ * tensor (a lost or late round shows in all of its elements); 1 when it
+ * holds on every rank. */
 enum { FLUSH_CHECK_ELEMS = 16 };
 static int flushed_sums_agree(state *st, int s)
 {
@@ -232,10 +243,7 @@ static int flushed_sums_agree(state *st, int s)
     for (int i = 0; i < ntensors && ok; i++) {
         int n = counts[i] < FLUSH_CHECK_ELEMS ? (int)counts[i] : FLUSH_CHECK_ELEMS;
         double sent[FLUSH_CHECK_ELEMS], lo[FLUSH_CHECK_ELEMS], hi[FLUSH_CHECK_ELEMS];
-        int rc = MPI_Reduce(st->sent[i], sent, n, MPI_DOUBLE, MPI_SUM, 0, st->comm);
-        if (rc == MPI_SUCCESS) rc = MPI_Reduce(st->got[i], lo, n, MPI_DOUBLE, MPI_MIN, 0, st->comm);
-        if (rc == MPI_SUCCESS) rc = MPI_Reduce(st->got[i], hi, n, MPI_DOUBLE, MPI_MAX, 0, st->comm);
-        int good = rc == MPI_SUCCESS;
+        int good = reduce_sums(st, i, n, sent, lo, hi) == MPI_SUCCESS;
         for (int e = 0; good && crank == 0 && e < n; e++) {
             if (lo[e] != sent[e] || hi[e] != sent[e]) {
                 good = 0;
@@ -383,9 +391,7 @@ int main(int argc, char **argv)
             double *sent = malloc(sizeof(double) * (size_t)n), *lo = malloc(sizeof(double) * (size_t)n),
                    *hi = malloc(sizeof(double) * (size_t)n);
             if (!sent || !lo || !hi) MPI_Abort(MPI_COMM_WORLD, 3);
-            rc = MPI_Reduce(st[c].sent[i], sent, (int)n, MPI_DOUBLE, MPI_SUM, 0, st[c].comm);
-            if (rc == MPI_SUCCESS) rc = MPI_Reduce(st[c].got[i], lo, (int)n, MPI_DOUBLE, MPI_MIN, 0, st[c].comm);
-            if (rc == MPI_SUCCESS) rc = MPI_Reduce(st[c].got[i], hi, (int)n, MPI_DOUBLE, MPI_MAX, 0, st[c].comm);
+            rc = reduce_sums(&st[c], i, (int)n, sent, lo, hi);
             if (rc != MPI_SUCCESS) cons = same = 0;
             for (long e = 0; crank == 0 && rc == MPI_SUCCESS && e < n; e++) {
                 if (lo[e] != hi[e]) same = 0;
