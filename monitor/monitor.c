@@ -1,4 +1,5 @@
 /* The monitor: combines the sources into the feature record.  See monitor.h. */
+#define _GNU_SOURCE   /* syscall(SYS_gettid) */
 #include "monitor.h"
 
 #include "cgroup_source.h"
@@ -11,6 +12,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 struct sc_monitor {
     sc_proc_source proc;
@@ -72,6 +75,7 @@ void sc_monitor_sample(sc_monitor *m, double wall_s, double *feat)
     double per_s = (isfinite(wall_s) && wall_s > 0.0) ? 1.0 / wall_s : 0.0;
     feat[SC_F_CPU_S] = proc.cpu_s;
     feat[SC_F_RUNQ_S] = proc.runq_s;
+    feat[SC_F_APP_RUNQ_S] = proc.app_runq_s;
     feat[SC_F_NVCSW] = proc.nvcsw;
     feat[SC_F_THROTTLED_S] = sc_cgroup_sample(&m->cgroup);
     /* InfiniBand HCAs are NICs too: their bytes join the NIC rates. */
@@ -81,6 +85,11 @@ void sc_monitor_sample(sc_monitor *m, double wall_s, double *feat)
     feat[SC_F_IB_WAIT_PS] = ib_wait * per_s;
     for (int i = 0; i < SC_PAPI_MAX_EVENTS; i++)
         feat[SC_F_PAPI0 + i] = papi[i];
+}
+
+void sc_monitor_library_thread(void)
+{
+    sc_proc_library_thread((long)syscall(SYS_gettid));
 }
 
 int sc_monitor_describe(const sc_monitor *m, char *buf, size_t len)

@@ -38,13 +38,19 @@ enum sc_monitor_source_bit {
  * per notice ("starcoll monitor: ..."), e.g. a dropped PAPI event. */
 sc_monitor *sc_monitor_open(const sc_monitor_config *cfg, char *msg, size_t msglen);
 
-/* Fills feat[SC_F_CPU_S, SC_F_RUNQ_S, SC_F_NVCSW, SC_F_NIC_TX_BPS,
+/* Fills feat[SC_F_CPU_S, SC_F_RUNQ_S, SC_F_APP_RUNQ_S, SC_F_NVCSW, SC_F_NIC_TX_BPS,
  * SC_F_NIC_RX_BPS, SC_F_NIC_SPEED_BPS, SC_F_IB_WAIT_PS, SC_F_PAPI0..3] with
  * the change since the previous sample; the *_BPS and *_PS entries are per
  * wall second, wall_s being the step's wall time given by the caller (when
  * it is not positive those rates are 0).  Entries of inactive sources are
  * 0; the other entries of feat are left alone.  m or feat NULL: no-op. */
 void sc_monitor_sample(sc_monitor *m, double wall_s, double *feat);
+
+/* Called by each thread the library itself runs (an engine thread), from
+ * that thread, at any time, with or without a monitor open: its run-queue
+ * delay then counts in SC_F_RUNQ_S only, not in SC_F_APP_RUNQ_S.
+ * Thread-safe, unlike the rest of this interface. */
+void sc_monitor_library_thread(void);
 
 /* Writes one short line per source into buf ("proc: active: ...",
  * "ib: inactive: no /sys/class/infiniband"); returns the length written. */

@@ -7,6 +7,7 @@
 #include "sysfile.h"
 
 #include <ctype.h>
+#include <stdatomic.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,9 +16,36 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+/* The library's own threads, process-wide: set from any thread, read by
+ * the sampling one.  A slot is published by its tid store after the count
+ * was taken, so a reader sees 0 (not yet) or the tid, never garbage. */
+static _Atomic long library_tids[SC_PROC_MAX_LIBRARY];
+static _Atomic int library_count;
+
+void sc_proc_library_thread(long tid)
+{
+    if (tid <= 0)
+        return;
+    int i = atomic_fetch_add(&library_count, 1);
+    if (i < SC_PROC_MAX_LIBRARY)
+        atomic_store(&library_tids[i], tid);
+}
+
+static int is_library_thread(long tid)
+{
+    int n = atomic_load(&library_count);
+    if (n > SC_PROC_MAX_LIBRARY)
+        n = SC_PROC_MAX_LIBRARY;
+    for (int i = 0; i < n; i++)
+        if (atomic_load(&library_tids[i]) == tid)
+            return 1;
+    return 0;
+}
+
 /* Sums of the per-thread changes found by one scan. */
 typedef struct scan_totals {
     uint64_t run_ns, wait_ns, nvcsw;
+    uint64_t app_wait_ns;    /* wait_ns of the threads not the library's */
     int schedstat_ok;        /* threads whose schedstat parsed */
     int status_ok;           /* threads whose status parsed */
 } scan_totals;
@@ -99,7 +127,14 @@ static void read_task(sc_proc_source *s, sc_proc_task *t, scan_totals *acc)
     if (t->fd_schedstat >= 0 && sc_sysfile_reread(t->fd_schedstat, s->buf, sizeof s->buf) > 0
         && parse_schedstat(s->buf, &run, &wait) == 0) {
         acc->run_ns += advance(&t->run_ns, run);
-        acc->wait_ns += advance(&t->wait_ns, wait);
+        uint64_t waited = advance(&t->wait_ns, wait);
+        acc->wait_ns += waited;
+        /* A thread is looked up until it is found to be the library's: an
+         * engine thread registers just after it starts. */
+        if (!t->library && t->tid > 0)
+            t->library = is_library_thread(t->tid);
+        if (!t->library)
+            acc->app_wait_ns += waited;
         acc->schedstat_ok++;
     }
     if (t->fd_status >= 0 && sc_sysfile_reread(t->fd_status, s->buf, sizeof s->buf) > 0
@@ -310,8 +345,10 @@ void sc_proc_sample(sc_proc_source *s, sc_proc_delta *d)
         scan_tasks(s, s->have_runq, per_task_status, &acc);
         if (s->cpu_from == SC_PROC_CPU_SCHEDSTAT)
             d->cpu_s = (double)acc.run_ns * 1e-9;
-        if (s->have_runq)
+        if (s->have_runq) {
             d->runq_s = (double)acc.wait_ns * 1e-9;
+            d->app_runq_s = (double)acc.app_wait_ns * 1e-9;
+        }
         if (per_task_status)
             d->nvcsw = (double)acc.nvcsw;
     }

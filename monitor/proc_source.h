@@ -36,6 +36,7 @@ typedef enum sc_proc_nvcsw_from {
 
 typedef struct sc_proc_task {
     long tid;                /* 0: the <proc>/self pseudo-task */
+    int library;             /* one of the library's own threads (sc_proc_library_thread) */
     int fd_schedstat;
     int fd_status;
     uint64_t run_ns, wait_ns, nvcsw;   /* values at the previous sample */
@@ -44,7 +45,8 @@ typedef struct sc_proc_task {
 
 typedef struct sc_proc_delta {
     double cpu_s;            /* CPU seconds used since the previous sample */
-    double runq_s;           /* seconds runnable but waiting for a CPU */
+    double runq_s;           /* seconds runnable but waiting for a CPU, every thread */
+    double app_runq_s;       /* the same, the application's threads only (not the library's) */
     double nvcsw;            /* involuntary context switches */
 } sc_proc_delta;
 
@@ -75,6 +77,15 @@ void sc_proc_open(sc_proc_source *s, const char *proc_root, char *msg, size_t ms
 /* Fills d with the change since the previous sample (or since open); all
  * zero for signals that are not available. */
 void sc_proc_sample(sc_proc_source *s, sc_proc_delta *d);
+
+/* Marks thread tid (this process's, as gettid returns it) as the
+ * library's own: its queueing counts in runq_s, not in app_runq_s.  A
+ * straggler's engine thread polls for the rounds it is late for and
+ * queues most of the time on a busy node, so the whole process's run-queue
+ * delay said "cpu" of a rank whose compute was a sleep.  Thread-safe;
+ * process-wide; up to SC_PROC_MAX_LIBRARY threads are remembered. */
+#define SC_PROC_MAX_LIBRARY 64
+void sc_proc_library_thread(long tid);
 
 /* Appends one line to buf saying what the source reads, or why not. */
 void sc_proc_describe(const sc_proc_source *s, char *buf, size_t len);

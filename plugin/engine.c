@@ -252,6 +252,7 @@ void sc_stop_traffic(sc_engine *e)
 static void *engine_main(void *arg)
 {
     sc_engine *e = arg;
+    sc_monitor_library_thread();   /* its queueing is not the application's */
     if (e->rank == e->coord) sc_coordinator_loop(e);
     else sc_member_loop(e);
     pthread_mutex_lock(&e->mu);

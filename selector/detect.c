@@ -22,7 +22,10 @@
 
 /* Classification thresholds. */
 #define LINK_NEAR 0.8          /* max(tx, rx) / speed: link near its speed */
-#define RUNQ_EXCESS 0.05       /* run-queue share above the peers' median ... */
+/* Run-queue share above the peers' median ...  (a sleeping application
+ * thread wakes into the queue of a busy node: measured 7% of wall against
+ * its peers' 1% for a rank whose compute was a sleep, so 5% said cpu) */
+#define RUNQ_EXCESS 0.10
 #define RUNQ_FACTOR 2.0        /* ... and at least this times it */
 #define CPU_LOW_FACTOR 0.8     /* CPU per wall second below this times the peers' */
 #define NVCSW_FACTOR 2.0       /* involuntary switches at least this times the peers' ... */
@@ -296,6 +299,9 @@ static double clamp01(double x) { return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x); }
 static void window_signals(sc_detect *d, const double *mean_feat, const double *mean_own,
                            const double *mean_xfer)
 {
+    int have_app = 0;   /* traces from before app_runq_s read it as 0 */
+    for (int i = 0; i < d->n; i++)
+        if (mean_feat[(size_t)i * SC_NFEAT + SC_F_APP_RUNQ_S] > 0.0) have_app = 1;
     for (int i = 0; i < d->n; i++) {
         const double *f = mean_feat + (size_t)i * SC_NFEAT;
         sc_rank_status *st = &d->st[i];
@@ -304,9 +310,11 @@ static void window_signals(sc_detect *d, const double *mean_feat, const double *
         st->xfer_s = mean_xfer[i];
         st->compute_s = f[SC_F_COMPUTE_S];
         st->step_s = f[SC_F_STEP_S];
-        st->runq_share = wall > 0.0 ? clamp01(f[SC_F_RUNQ_S] / wall) : 0.0;
+        double app_runq = have_app ? f[SC_F_APP_RUNQ_S] : f[SC_F_RUNQ_S];
+        st->runq_share = wall > 0.0 ? clamp01(app_runq / wall) : 0.0;
+        st->runq_all_share = wall > 0.0 ? clamp01(f[SC_F_RUNQ_S] / wall) : 0.0;
         st->throttled_share = wall > 0.0 ? clamp01(f[SC_F_THROTTLED_S] / wall) : 0.0;
-        st->runq_s = f[SC_F_RUNQ_S] > 0.0 ? f[SC_F_RUNQ_S] : 0.0;
+        st->runq_s = app_runq > 0.0 ? app_runq : 0.0;
         st->cpu_per_wall = wall > 0.0 ? f[SC_F_CPU_S] / wall : 0.0;
         st->nvcsw_rate = wall > 0.0 ? f[SC_F_NVCSW] / wall : 0.0;
         double speed = f[SC_F_NIC_SPEED_BPS];
@@ -399,6 +407,7 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
     double med_own = peer_median(d, offsetof(sc_rank_status, own_s), idx, m, 1, v);
     double med_compute = peer_median(d, offsetof(sc_rank_status, compute_s), idx, m, 0, v);
     double med_runq = peer_median(d, offsetof(sc_rank_status, runq_share), idx, m, 0, v);
+    double med_runq_all = peer_median(d, offsetof(sc_rank_status, runq_all_share), idx, m, 0, v);
     double med_throttled = peer_median(d, offsetof(sc_rank_status, throttled_share), idx, m, 0, v);
     double med_runq_s = peer_median(d, offsetof(sc_rank_status, runq_s), idx, m, 0, v);
     double med_cpw = peer_median(d, offsetof(sc_rank_status, cpu_per_wall), idx, m, 0, v);
@@ -453,9 +462,9 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
          * times as long or left RUNQ_FACTOR times less of the CPU (on a
          * busy node the peers queue half the time themselves, and a rank
          * under a 5% quota at 94% can never queue twice as long). */
-        st->runq_far = (st->runq_share >= med_runq + STARVED_EXCESS &&
-                        (st->runq_share >= RUNQ_FACTOR * med_runq ||
-                         RUNQ_FACTOR * (1.0 - st->runq_share) <= 1.0 - med_runq)) ||
+        st->runq_far = (st->runq_all_share >= med_runq_all + STARVED_EXCESS &&
+                        (st->runq_all_share >= RUNQ_FACTOR * med_runq_all ||
+                         RUNQ_FACTOR * (1.0 - st->runq_all_share) <= 1.0 - med_runq_all)) ||
                        st->throttled_share >= med_throttled + THROTTLED_FAR;
         int starved_now = st->runq_far && (share >= NET_BOUND_SHARE || child);
         st->starved = held(&c->starved_since, starved_now, last_step, window_steps, d->persist);
@@ -480,7 +489,7 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
          * has less to give (jitter and brief slowdowns are ignored, so
          * placement does not follow noise). */
         double slow_excess = st->persistent && st->slowdown >= SC_STRAGGLER_RATIO ? st->slowdown - 1.0 : 0.0;
-        st->cpu_headroom = clamp01(1.0 - st->runq_share - slow_excess);
+        st->cpu_headroom = clamp01(1.0 - st->runq_all_share - slow_excess);
         double nic = st->link_util > 0.0 ? 1.0 - st->link_util : 1.0;
         if (st->ib_wait_ps >= IB_FLOOR && st->ib_wait_ps >= IB_FACTOR * med_ib)
             nic *= 0.5;

@@ -44,13 +44,19 @@ typedef struct sc_rank_status {
     int probe_slow;    /* its link probe far slower than its peers', and that matters to the step */
     int slow_link;     /* net_pressure on this rank only (not the majority), held persistently */
     int starved;       /* run-queue share far above its peers' where transfers matter, held persistently */
-    int runq_far;      /* run-queue share far above its peers' in this window (STARVED_EXCESS, RUNQ_FACTOR) */
+    int runq_far;      /* run-queue share (every thread's) far above its peers' in this window (STARVED_EXCESS, RUNQ_FACTOR) */
     sc_cause cause;    /* why it is slow; SC_CAUSE_NONE when not slow or unexplained */
     double slowdown;   /* own step time / median over the ring's non-stragglers */
     double own_s, compute_s, xfer_s, step_s; /* window means, seconds */
-    double runq_share;   /* run-queue delay per wall second */
+    /* Run-queue delay of the application's threads (SC_F_APP_RUNQ_S; of
+     * every thread where no rank reports that, as traces from before it):
+     * what stretches its compute.  Every thread's, the engine's included,
+     * is runq_all_share: a rank whose compute sleeps shows starvation
+     * there only, and a rank late for its rounds queues there too. */
+    double runq_share;   /* per wall second */
+    double runq_all_share; /* every thread's, per wall second */
     double throttled_share; /* time its cgroup's CPU quota throttled it, per wall second */
-    double runq_s;       /* run-queue delay per step, seconds (summed over threads, not capped) */
+    double runq_s;       /* per step, seconds (summed over threads, not capped) */
     double cpu_per_wall; /* CPU seconds per wall second */
     double nvcsw_rate;   /* involuntary context switches per second */
     double link_util;    /* max(tx, rx) / link speed; 0 when the speed is unknown */

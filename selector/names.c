@@ -11,7 +11,7 @@ static const char *const feature_names[SC_NFEAT] = {
     "step_s",   "compute_s",     "wait_s",     "away_s",     "cpu_s",          "runq_s",    "nvcsw",      "throttled_s",
     "nic_tx_bps", "nic_rx_bps",  "nic_speed_bps", "ib_wait_ps",  "bytes",     "grad_sqnorm",
     "sum_sqnorm", "link_spb",    "papi0",       "papi1",      "papi2",          "papi3",
-    "arrive_s", "lag_s"};
+    "arrive_s", "lag_s",         "app_runq_s"};
 
 const char *sc_sel_mode_name(sc_mode mode)
 {

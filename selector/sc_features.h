@@ -32,6 +32,8 @@ enum sc_feature_index {
                              (the plugin's mechanism for SC_F_LAG_S; the selector does not read it) */
     SC_F_LAG_S,           /* how much later than the earliest rank this rank reached the step's
                              first call, seconds (the coordinator fills it from SC_F_ARRIVE_S) */
+    SC_F_APP_RUNQ_S,      /* the part of SC_F_RUNQ_S that the application's threads accrued (the
+                             library's engine threads left out); 0 in traces from before it */
     SC_NFEAT
 };
 

@@ -98,12 +98,42 @@ static void test_deltas_summed_over_threads(void)
     sc_proc_sample(&s, &d);
     CU_ASSERT_DOUBLE_EQUAL(d.cpu_s, 0.006, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(d.runq_s, 0.005, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(d.app_runq_s, 0.005, 1e-12);   /* no library thread here */
     CU_ASSERT_DOUBLE_EQUAL(d.nvcsw, 5.0, 0.0);
     /* Nothing changed since: all zero. */
     sc_proc_sample(&s, &d);
     CU_ASSERT_DOUBLE_EQUAL(d.cpu_s, 0.0, 0.0);
     CU_ASSERT_DOUBLE_EQUAL(d.runq_s, 0.0, 0.0);
     CU_ASSERT_DOUBLE_EQUAL(d.nvcsw, 0.0, 0.0);
+    sc_proc_close(&s);
+    fixture_remove(root);
+}
+
+/* The library's own thread (an engine thread, registered by tid) queues
+ * in runq_s only; the application's threads in both.  Registration is
+ * process-wide, so the thread is one no other test's fixture has. */
+static void test_library_thread_not_the_applications(void)
+{
+    const long tid_engine = 20001;
+    const char *root = fixture_copy("good");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    sc_proc_source s;
+    open_in(&s, root);
+    sc_proc_library_thread(tid_engine);
+    sc_proc_library_thread(0);   /* not a thread: ignored */
+    write_schedstat(root, tid_engine, 1000000, 4000000);   /* born since open: all of it is new */
+    write_schedstat(root, TID_MAIN, MAIN_RUN + 5000000, MAIN_WAIT + 2000000);
+    sc_proc_delta d;
+    sc_proc_sample(&s, &d);
+    CU_ASSERT_DOUBLE_EQUAL(d.cpu_s, 0.006, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(d.runq_s, 0.006, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(d.app_runq_s, 0.002, 1e-12);
+    /* And again: the engine's queueing stays out. */
+    write_schedstat(root, tid_engine, 2000000, 9000000);
+    write_schedstat(root, TID_WORKER, WORKER_RUN, WORKER_WAIT + 1000000);
+    sc_proc_sample(&s, &d);
+    CU_ASSERT_DOUBLE_EQUAL(d.runq_s, 0.006, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(d.app_runq_s, 0.001, 1e-12);
     sc_proc_close(&s);
     fixture_remove(root);
 }
@@ -157,10 +187,11 @@ static void test_malformed_tree_inactive(void)
     CU_ASSERT_FALSE(s.active);
     CU_ASSERT_EQUAL(s.cpu_from, SC_PROC_CPU_NONE);
     CU_ASSERT_PTR_NOT_NULL(strstr(msg, "starcoll monitor: proc: inactive"));
-    sc_proc_delta d = {1, 2, 3};
+    sc_proc_delta d = {1, 2, 3, 4};
     sc_proc_sample(&s, &d);
     CU_ASSERT_DOUBLE_EQUAL(d.cpu_s, 0.0, 0.0);
     CU_ASSERT_DOUBLE_EQUAL(d.runq_s, 0.0, 0.0);
+    CU_ASSERT_DOUBLE_EQUAL(d.app_runq_s, 0.0, 0.0);
     CU_ASSERT_DOUBLE_EQUAL(d.nvcsw, 0.0, 0.0);
     char text[512] = "";
     sc_proc_describe(&s, text, sizeof text);
@@ -280,6 +311,7 @@ void unit_monitor_proc_suite(void)
     CU_add_test(s, "recorded values", test_recorded_values);
     CU_add_test(s, "deltas summed over threads", test_deltas_summed_over_threads);
     CU_add_test(s, "threads come and go", test_threads_come_and_go);
+    CU_add_test(s, "the library's thread is not the application's", test_library_thread_not_the_applications);
     CU_add_test(s, "counter going back counts nothing", test_counter_going_back_counts_nothing);
     CU_add_test(s, "malformed tree: inactive, zeros", test_malformed_tree_inactive);
     CU_add_test(s, "missing tree: inactive", test_missing_tree_inactive);

@@ -63,6 +63,38 @@ static void test_cpu_straggler_becomes_child(void)
     driver_free(&dr);
 }
 
+/* A rank whose compute sleeps 2x while its engine thread, late for every
+ * round, polls and queues for a CPU (measured: 1.8 s of 3 s against the
+ * application thread's 0.09 s): the process's run-queue delay covers its
+ * extra compute, the application's does not.  No cause is given; in a
+ * trace without the application's column, the old reading (cpu) stays. */
+static void sleeping_straggler_engine_queues(int app_column, sc_cause want)
+{
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 2) == 0);
+    dr.syn.jitter = 0.01;
+    dr.syn.app_runq = app_column;
+    for (int i = 0; i < 8; i++) {
+        dr.syn.rank[i].runq_share = 0.05;
+        dr.syn.rank[i].engine_runq = 0.06;   /* half of a 0.12 s step: every engine polls */
+    }
+    dr.syn.rank[3].slow = 2.0;
+    dr.syn.rank[3].sleeps = 1;
+    dr.syn.rank[3].engine_runq = 0.12;   /* its share alike, over a step twice as long */
+    driver_run(&dr, 40, 1);
+    show(app_column ? "sleeping straggler, engine queues" : "same, no app_runq column", &dr);
+    const sc_rank_status *st = sc_selector_ranks(dr.sel);
+    CU_ASSERT_TRUE(st[3].straggler);
+    CU_ASSERT_EQUAL(st[3].cause, want);
+    CU_ASSERT_NOT_EQUAL(dr.d.mode, SC_MODE_SYNC);   /* still tolerated: a straggler is a straggler */
+    driver_free(&dr);
+}
+
+static void test_sleeping_straggler_engine_queues(void)
+{
+    sleeping_straggler_engine_queues(1, SC_CAUSE_NONE);
+    sleeping_straggler_engine_queues(0, SC_CAUSE_CPU);
+}
+
 /* A crowded machine: every rank queues for a CPU (waiting ranks yield), so
  * the run-queue share is high everywhere; a rank held back by a CPU quota
  * shows as extra queueing that accounts for its extra compute time. */
@@ -912,6 +944,8 @@ void register_decide_suite(void)
     CU_add_test(s, "one rank 2x slow with run-queue delay -> groups, child, cause cpu",
                 test_cpu_straggler_becomes_child);
     CU_add_test(s, "cpu straggler on a crowded machine -> cause cpu, child", test_cpu_straggler_on_crowded_machine);
+    CU_add_test(s, "a sleeping straggler whose engine thread queues -> cause none (cpu from old traces)",
+                test_sleeping_straggler_engine_queues);
     CU_add_test(s, "network-bound, nobody straggling -> hier", test_network_bound_gives_hier);
     CU_add_test(s, "lognormal jitter on all -> quorum with sensible k", test_jitter_gives_quorum);
     CU_add_test(s, "the first decision leaves sync only for a straggler, not for a spread alone",

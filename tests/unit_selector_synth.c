@@ -118,7 +118,8 @@ void synth_step(synth *s, sc_mode mode, int k, const int *parent, double *feat)
         double runq = r->member_only && !ring ? 0.0 : r->runq_share;
         double busy = r->sleeps ? 0.02 * c[i] : c[i] * (1.0 - runq);
         f[SC_F_CPU_S] = busy + 0.3 * wait; /* MPI polls part of the wait */
-        f[SC_F_RUNQ_S] = c[i] * runq;
+        f[SC_F_RUNQ_S] = c[i] * runq + r->engine_runq;
+        if (s->app_runq) f[SC_F_APP_RUNQ_S] = c[i] * runq;
         f[SC_F_THROTTLED_S] = r->member_only && !ring ? 0.0 : step * r->throttled;
         f[SC_F_NVCSW] = (runq > 0.0 ? 400.0 : 5.0) * step;
         f[SC_F_NIC_TX_BPS] = f[SC_F_NIC_RX_BPS] = r->link_util * LINK_SPEED;

@@ -24,6 +24,7 @@ typedef struct synth_rank {
     double link_spb;    /* the link probe's seconds per byte (0: no probe yet) */
     int member_only;    /* slow (slow, runq_share) only while a ring member: as a child it looks healthy */
     double throttled;   /* share of the wall time its cgroup's CPU quota throttles it (throttled_s) */
+    double engine_runq; /* run-queue delay of its engine thread, seconds per step (in runq_s only) */
     double hidden;      /* share of its extra compute that a CPU quota throttles inside MPI, where it
                            counts as wait: the phase times understate it, its arrival does not */
 } synth_rank;
@@ -40,6 +41,7 @@ typedef struct synth {
     double quorum_spike_s;   /* a stall added to every quorum_spike_every-th quorum step (0: none) */
     int quorum_spike_every;
     long quorum_steps;       /* quorum steps so far (for the spikes) */
+    int app_runq;        /* rows carry SC_F_APP_RUNQ_S (the application's threads' part of runq_s) */
     int lags;            /* rows carry SC_F_LAG_S (arrival after the earliest rank) in exact modes */
     int paced;           /* a per-step exact loss after the step's calls: every rank waits there, outside
                             the engine's calls (away_s), until the last one arrives */
