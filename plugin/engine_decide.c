@@ -146,18 +146,24 @@ void sc_decider_free(struct sc_decider *d)
 
 /* auto: at each of the coordinator's steps, one row per rank: the mean of
  * the rows a rank reported since, or, for a rank that reported nothing, its
- * last row with the step time stretched to the time it has been silent
- * (a straggler that just appeared shows at once). */
+ * last row; in a tolerant mode with the step time stretched to the time it
+ * has been silent (a straggler that just appeared shows at once, though
+ * the rounds no longer wait for it).  In an exact mode every rank's step
+ * waited for the slowest, whose lateness its arrival lag measures: a row
+ * missing there is only late in the mail (one stretched row of a healthy
+ * rank, its feature message behind the coordinator's step, read as a 2x
+ * straggler and sent auto to quorum for 6 steps, over and over). */
 static void feed_selector(struct sc_decider *d)
 {
     double now = sc_now();
+    int tolerant = d->e->mode == SC_MODE_QUORUM || d->e->mode == SC_MODE_GROUPS;
     for (int r = 0; r < d->n; r++) {
         double *row = d->row + (size_t)r * SC_NFEAT, *acc = d->acc + (size_t)r * SC_NFEAT;
         if (d->nacc[r] > 0) {
             for (int f = 0; f < SC_NFEAT; f++) row[f] = acc[f] / (double)d->nacc[r];
             memset(acc, 0, sizeof(double) * SC_NFEAT);
             d->nacc[r] = 0;
-        } else if (d->last_t[r] > 0 && now - d->last_t[r] > row[SC_F_STEP_S]) {
+        } else if (tolerant && d->last_t[r] > 0 && now - d->last_t[r] > row[SC_F_STEP_S]) {
             double silent = now - d->last_t[r];
             row[SC_F_COMPUTE_S] += silent - row[SC_F_STEP_S];
             row[SC_F_STEP_S] = silent;

@@ -55,6 +55,8 @@ struct sc_selector {
     long latest_event; /* change-point estimate of the latest onset or end, -1 none */
     int urgent;
     int persist;       /* steps a straggler must last to be persistent (the detector's) */
+    int seen_mode;     /* the mode of the previous observed step, -1 before the first */
+    long settle_until; /* steps before this one after a mode change: not read by the detector */
     int trial;         /* heuristic: a tolerant mode just entered (from any other): decide again
                           as soon as a quarter epoch of it is measured (tolerance must pay) */
 
@@ -149,6 +151,7 @@ sc_selector *sc_selector_new(const sc_selector_config *cfg, char *msg, size_t ms
     sc_noise_scale_init(&s->ns, NOISE_ALPHA);
     s->last_decide_step = -1;
     s->latest_event = -1;
+    s->seen_mode = -1;
     initial_decision(s);
 
     const char *path = cfg->model_path && cfg->model_path[0] ? cfg->model_path : NULL;
@@ -265,8 +268,23 @@ void sc_selector_observe(sc_selector *s, long step, sc_mode current_mode, const 
         s->feat[j] = isfinite(feat[j]) && feat[j] > 0.0 ? feat[j] : 0.0;
     compute_by_arrival(s, current_mode);
 
+    /* The first steps after a mode change are a transition, not a rank's
+     * speed nor the mode's pace: entering an exact mode, the ranks a
+     * tolerant one left behind catch up (a rank 26 steps behind took 2.2x
+     * one step, and auto went back to quorum two steps after leaving it);
+     * entering a tolerant one, the fast ranks leave the others (quorum's
+     * trial measured 1.78x compute a step over its first 5 steps, and auto
+     * left it for sync).  Neither the detector nor the measured pace reads
+     * them. */
+    if ((int)current_mode != s->seen_mode) {
+        if (s->seen_mode >= 0)
+            s->settle_until = step + SC_SETTLE_STEPS;
+        s->seen_mode = (int)current_mode;
+    }
+    int settling = step < s->settle_until;
+
     /* Learned model input: the step's update interval relative to compute. */
-    if ((int)current_mode >= 0 && current_mode < SC_LEARNED_MODES) {
+    if (!settling && (int)current_mode >= 0 && current_mode < SC_LEARNED_MODES) {
         double interval = feature_median(s, SC_F_STEP_S);
         double compute = feature_median(s, SC_F_COMPUTE_S);
         if (interval > 0.0 && compute > 0.0) {
@@ -299,7 +317,7 @@ void sc_selector_observe(sc_selector *s, long step, sc_mode current_mode, const 
     if (current_mode == SC_MODE_QUORUM)
         k = s->cur.mode == SC_MODE_QUORUM ? s->cur.k : s->pol.quorum_fixed;
     sc_detect_own_times(s->feat, s->n, ring, k, s->scratch, s->own, s->xfer);
-    if (sc_detect_step(s->det, step, s->own, s->ring) > 0) {
+    if (!settling && sc_detect_step(s->det, step, s->own, s->ring) > 0) {
         const sc_rank_status *st = sc_detect_status(s->det);
         for (int i = 0; i < s->n; i++) {
             if (st[i].detect_step == step && st[i].onset_step > s->latest_event)

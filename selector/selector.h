@@ -41,6 +41,10 @@ typedef struct sc_selector_config {
     int coordinator;
 } sc_selector_config;
 
+/* Steps after a mode change that are a transition: neither the straggler
+ * detector nor the measured pace of the new mode reads them. */
+#define SC_SETTLE_STEPS 3
+
 typedef struct sc_selector sc_selector;
 
 /* Creates a selector.  msg (may be NULL) receives one line when something
