@@ -218,15 +218,14 @@ static int wait_for_a_round(sc_engine *e, sc_slot *sl, int gslot)
     pthread_mutex_lock(&e->mu);
     int wait = g->head && sl->fused_rounds == 0 && !e->error && !e->stopped;
     long count = g->tail ? g->tail->upto : 0, pos = g->tail ? g->tail->pos : -1;
-    int announce = wait && e->my_parent < 0;
+    int child = e->my_parent >= 0;
     if (wait) e->waiting_slot = gslot;
     pthread_mutex_unlock(&e->mu);
     if (!wait) return MPI_SUCCESS;
-    int rc = MPI_SUCCESS;
-    if (announce) {
-        long note[NOTE_LEN] = {NOTE_DEPOSIT, gslot, count, NOTE_WAITS, -1, pos};
-        rc = PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
-    }
+    /* A member announces its deposit again, now waited for; a child's went
+     * through its parent, and it says only that it waits. */
+    long note[NOTE_LEN] = {NOTE_DEPOSIT, gslot, count, NOTE_WAITS | (child ? NOTE_WAIT_ONLY : 0), -1, pos};
+    int rc = PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
     pthread_mutex_lock(&e->mu);
     double t0 = sc_wait_begin(e);
     while (rc == MPI_SUCCESS && g->head && sl->fused_rounds == 0 && !e->stopped && !e->error)

@@ -31,8 +31,10 @@ enum { TAG_CDEP_H = 7201, TAG_CDEP_B = 7202, TAG_CRES_H = 7203, TAG_CRES_B = 720
  * stall threshold. */
 enum { NOTE_DEPOSIT = 1, NOTE_LEAVE = 2, NOTE_AWAY = 3, NOTE_BACK = 4, NOTE_STOPPED = 5, NOTE_DIRECT = 6, NOTE_ROUNDS = 7,
        NOTE_OFF = 8, NOTE_STALLED = 9 };
-/* deposit flags: FLUSH and EXACT as in round_rules.h; WAITS: the caller waits for it */
-enum { NOTE_FLUSH = SC_DEP_FLUSH, NOTE_WAITS = 2, NOTE_EXACT = SC_DEP_EXACT };
+/* deposit flags: FLUSH and EXACT as in round_rules.h; WAITS: the caller waits for it;
+ * WAIT_ONLY: a child's own word that it waits for a deposit its parent
+ * announced (the coordinator marks it blocked; nothing is announced) */
+enum { NOTE_FLUSH = SC_DEP_FLUSH, NOTE_WAITS = 2, NOTE_EXACT = SC_DEP_EXACT, NOTE_WAIT_ONLY = 8 };
 enum { NOTE_KIND_FLAGS = NOTE_FLUSH | NOTE_EXACT };
 /* kind, slot, count, flags, for-rank (-1: sender), position (the call's
  * place in the step stream: on-pattern calls before it, see identity.h) */
