@@ -8,6 +8,7 @@ void sc_pay_measured(sc_pay *p, sc_mode mode, double ratio, long step)
         return;
     if (mode == SC_MODE_SYNC) {
         p->sync_ratio = ratio;
+        p->sync_step = step;
     } else if (mode == SC_MODE_QUORUM) {
         p->quorum_ratio = ratio;
         p->quorum_step = step;
@@ -28,29 +29,32 @@ void sc_pay_age(sc_pay *p, long step, long max_age)
 /* a measured no better than b by the margin (both known) */
 static int no_better(double a, double b) { return a > 0.0 && b > 0.0 && a >= b * (1.0 - SC_PAY_MARGIN); }
 
+/* sync's figure now: as measured, times the slowdown of stragglers come since */
+static double sync_now(const sc_pay *p) { return p->sync_wait > 1.0 ? p->sync_ratio * p->sync_wait : p->sync_ratio; }
+
 int sc_pay_groups_loses(const sc_pay *p, sc_mode *instead, char *why, size_t len)
 {
     /* against sync, groups must pay by the margin, as quorum must; against
      * quorum, quorum must measure better by the margin (both tolerate) */
     int to_quorum = p->groups_ratio > 0.0 && p->quorum_ratio > 0.0 &&
                     p->quorum_ratio < p->groups_ratio * (1.0 - SC_PAY_MARGIN);
-    int to_sync = no_better(p->groups_ratio, p->sync_ratio);
+    int to_sync = no_better(p->groups_ratio, sync_now(p));
     if (!to_sync && !to_quorum)
         return 0;
-    *instead = to_quorum || !no_better(p->quorum_ratio, p->sync_ratio) ? SC_MODE_QUORUM : SC_MODE_SYNC;
+    *instead = to_quorum || !no_better(p->quorum_ratio, sync_now(p)) ? SC_MODE_QUORUM : SC_MODE_SYNC;
     if (why && len)
         snprintf(why, len, "%s: groups measured %.2fx compute per step against %s's %.2fx: its ring costs more than "
                            "the waiting it saves", *instead == SC_MODE_SYNC ? "sync" : "quorum", p->groups_ratio,
-                 to_quorum ? "quorum" : "sync", to_quorum ? p->quorum_ratio : p->sync_ratio);
+                 to_quorum ? "quorum" : "sync", to_quorum ? p->quorum_ratio : sync_now(p));
     return 1;
 }
 
 int sc_pay_quorum_loses(const sc_pay *p, char *why, size_t len)
 {
-    if (!no_better(p->quorum_ratio, p->sync_ratio))
+    if (!no_better(p->quorum_ratio, sync_now(p)))
         return 0;
     if (why && len)
         snprintf(why, len, "sync: quorum measured %.2fx compute per step against sync's %.2fx: its rounds cost more "
-                           "than the waiting they save", p->quorum_ratio, p->sync_ratio);
+                           "than the waiting they save", p->quorum_ratio, sync_now(p));
     return 1;
 }

@@ -28,6 +28,13 @@
 
 typedef struct sc_pay {
     double sync_ratio;   /* latest epoch measured in sync: interval / compute; 0 unknown */
+    long sync_step;      /* step at which sync_ratio was measured */
+    /* Set by the caller before a verdict: the largest slowdown of the
+     * stragglers held now whose onset came after sync's figure was
+     * measured (sync would wait for them); <= 1 none.  A straggler found
+     * two steps in had quorum measured against a sync that had never
+     * waited for it, and auto left quorum while the straggler lasted. */
+    double sync_wait;
     double quorum_ratio; /* latest epoch measured in quorum; 0 unknown */
     long quorum_step;    /* step at which quorum_ratio was measured */
     double groups_ratio; /* latest epoch measured in groups; 0 unknown */

@@ -268,23 +268,24 @@ void sc_selector_observe(sc_selector *s, long step, sc_mode current_mode, const 
         s->feat[j] = isfinite(feat[j]) && feat[j] > 0.0 ? feat[j] : 0.0;
     compute_by_arrival(s, current_mode);
 
-    /* The first steps after a mode change are a transition, not a rank's
-     * speed nor the mode's pace: entering an exact mode, the ranks a
-     * tolerant one left behind catch up (a rank 26 steps behind took 2.2x
-     * one step, and auto went back to quorum two steps after leaving it);
-     * entering a tolerant one, the fast ranks leave the others (quorum's
-     * trial measured 1.78x compute a step over its first 5 steps, and auto
-     * left it for sync).  Neither the detector nor the measured pace reads
-     * them. */
+    /* The first steps after entering an exact mode are a catch-up, not a
+     * rank's speed: the ranks a tolerant mode left behind catch up (a rank
+     * 26 steps behind took 2.2x one step, and auto went back to quorum two
+     * steps after leaving it).  The detector skips them.  (Entering a
+     * tolerant mode, the straggler it was entered for is still measured:
+     * skipping those steps put a throttled rank's table row 3 steps after
+     * its first decision.  The measured pace still reads them: skipped,
+     * quorum's trial ran 3 steps later, and its figure, compared with
+     * sync's measured before the straggler came, lost more often.) */
     if ((int)current_mode != s->seen_mode) {
-        if (s->seen_mode >= 0)
+        if (s->seen_mode >= 0 && (current_mode == SC_MODE_SYNC || current_mode == SC_MODE_HIER))
             s->settle_until = step + SC_SETTLE_STEPS;
         s->seen_mode = (int)current_mode;
     }
-    int settling = step < s->settle_until;
+    int catching_up = step < s->settle_until;
 
     /* Learned model input: the step's update interval relative to compute. */
-    if (!settling && (int)current_mode >= 0 && current_mode < SC_LEARNED_MODES) {
+    if ((int)current_mode >= 0 && current_mode < SC_LEARNED_MODES) {
         double interval = feature_median(s, SC_F_STEP_S);
         double compute = feature_median(s, SC_F_COMPUTE_S);
         if (interval > 0.0 && compute > 0.0) {
@@ -317,7 +318,7 @@ void sc_selector_observe(sc_selector *s, long step, sc_mode current_mode, const 
     if (current_mode == SC_MODE_QUORUM)
         k = s->cur.mode == SC_MODE_QUORUM ? s->cur.k : s->pol.quorum_fixed;
     sc_detect_own_times(s->feat, s->n, ring, k, s->scratch, s->own, s->xfer);
-    if (!settling && sc_detect_step(s->det, step, s->own, s->ring) > 0) {
+    if (!catching_up && sc_detect_step(s->det, step, s->own, s->ring) > 0) {
         const sc_rank_status *st = sc_detect_status(s->det);
         for (int i = 0; i < s->n; i++) {
             if (st[i].detect_step == step && st[i].onset_step > s->latest_event)
@@ -489,6 +490,11 @@ static int tolerance_must_pay(sc_selector *s)
     if ((m == SC_MODE_SYNC || m == SC_MODE_QUORUM || m == SC_MODE_GROUPS) && s->ratio_n[m] >= min_steps)
         sc_pay_measured(&s->pay, m, ratio_median(s, m), s->last_step);
     sc_pay_age(&s->pay, s->last_step, (long)SC_PAY_AGE_EPOCHS * s->epoch);
+    const sc_rank_status *st = sc_detect_status(s->det);
+    s->pay.sync_wait = 1.0;
+    for (int i = 0; i < s->n; i++)
+        if (st[i].straggler && st[i].onset_step > s->pay.sync_step && st[i].slowdown > s->pay.sync_wait)
+            s->pay.sync_wait = st[i].slowdown;
     sc_mode was = s->cand.mode, instead = SC_MODE_SYNC;
     if (was == SC_MODE_QUORUM && sc_pay_quorum_loses(&s->pay, s->cand.reason, sizeof s->cand.reason))
         candidate_instead(s, SC_MODE_SYNC);

@@ -41,8 +41,8 @@ typedef struct sc_selector_config {
     int coordinator;
 } sc_selector_config;
 
-/* Steps after a mode change that are a transition: neither the straggler
- * detector nor the measured pace of the new mode reads them. */
+/* Steps after entering an exact mode that are a catch-up (the ranks a
+ * tolerant mode left behind catch up): the straggler detector skips them. */
 #define SC_SETTLE_STEPS 3
 
 typedef struct sc_selector sc_selector;
