@@ -72,11 +72,14 @@ for mode in $MODES; do
     fi
     # Nonblocking calls (MPI_Iallreduce into fresh buffers), completed in
     # each of the ways codes do; a buffer is never written after its
-    # request completed; the rounds complete the requests.
-    tolerant_job "$mode-nb-waitall" "$mode" -- --pattern persistent --nonblocking waitall
+    # request completed; the rounds complete the requests.  waitall and
+    # test unfused (STARCOLL_FUSE_BYTES=0): a fused call completes when it
+    # returns, and these two check that requests left open are completed
+    # by the rounds later; wait and waitany, and the variants below, fused.
+    tolerant_job "$mode-nb-waitall" "$mode" STARCOLL_FUSE_BYTES=0 -- --pattern persistent --nonblocking waitall
     tolerant_job "$mode-nb-wait" "$mode" -- --pattern jitter --nonblocking wait
     tolerant_job "$mode-nb-waitany" "$mode" -- --pattern onset --nonblocking waitany
-    SC_K=3 tolerant_job "$mode-nb-test" "$mode" -- --pattern burst --nonblocking test --two-comms --in-place --double
+    SC_K=3 tolerant_job "$mode-nb-test" "$mode" STARCOLL_FUSE_BYTES=0 -- --pattern burst --nonblocking test --two-comms --in-place --double
     # ... each way also with no straggler, a persistent one or jitter
     tolerant_job "$mode-nb-waitall-none" "$mode" -- --pattern none --nonblocking waitall
     tolerant_job "$mode-nb-waitall-jitter" "$mode" -- --pattern jitter --nonblocking waitall
