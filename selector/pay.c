@@ -30,31 +30,36 @@ void sc_pay_age(sc_pay *p, long step, long max_age)
 static int no_better(double a, double b) { return a > 0.0 && b > 0.0 && a >= b * (1.0 - SC_PAY_MARGIN); }
 
 /* sync's figure now: as measured, times the slowdown of stragglers come since */
-static double sync_now(const sc_pay *p) { return p->sync_wait > 1.0 ? p->sync_ratio * p->sync_wait : p->sync_ratio; }
-
-int sc_pay_groups_loses(const sc_pay *p, sc_mode *instead, char *why, size_t len)
+static double sync_now(const sc_pay *p, double sync_wait)
 {
+    return sync_wait > 1.0 ? p->sync_ratio * sync_wait : p->sync_ratio;
+}
+
+int sc_pay_groups_loses(const sc_pay *p, double sync_wait, sc_mode *instead, char *why, size_t len)
+{
+    double sync = sync_now(p, sync_wait);
     /* against sync, groups must pay by the margin, as quorum must; against
      * quorum, quorum must measure better by the margin (both tolerate) */
     int to_quorum = p->groups_ratio > 0.0 && p->quorum_ratio > 0.0 &&
                     p->quorum_ratio < p->groups_ratio * (1.0 - SC_PAY_MARGIN);
-    int to_sync = no_better(p->groups_ratio, sync_now(p));
+    int to_sync = no_better(p->groups_ratio, sync);
     if (!to_sync && !to_quorum)
         return 0;
-    *instead = to_quorum || !no_better(p->quorum_ratio, sync_now(p)) ? SC_MODE_QUORUM : SC_MODE_SYNC;
+    *instead = to_quorum || !no_better(p->quorum_ratio, sync) ? SC_MODE_QUORUM : SC_MODE_SYNC;
     if (why && len)
         snprintf(why, len, "%s: groups measured %.2fx compute per step against %s's %.2fx: its ring costs more than "
                            "the waiting it saves", *instead == SC_MODE_SYNC ? "sync" : "quorum", p->groups_ratio,
-                 to_quorum ? "quorum" : "sync", to_quorum ? p->quorum_ratio : sync_now(p));
+                 to_quorum ? "quorum" : "sync", to_quorum ? p->quorum_ratio : sync);
     return 1;
 }
 
-int sc_pay_quorum_loses(const sc_pay *p, char *why, size_t len)
+int sc_pay_quorum_loses(const sc_pay *p, double sync_wait, char *why, size_t len)
 {
-    if (!no_better(p->quorum_ratio, sync_now(p)))
+    double sync = sync_now(p, sync_wait);
+    if (!no_better(p->quorum_ratio, sync))
         return 0;
     if (why && len)
         snprintf(why, len, "sync: quorum measured %.2fx compute per step against sync's %.2fx: its rounds cost more "
-                           "than the waiting they save", p->quorum_ratio, sync_now(p));
+                           "than the waiting they save", p->quorum_ratio, sync);
     return 1;
 }

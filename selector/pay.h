@@ -29,12 +29,6 @@
 typedef struct sc_pay {
     double sync_ratio;   /* latest epoch measured in sync: interval / compute; 0 unknown */
     long sync_step;      /* step at which sync_ratio was measured */
-    /* Set by the caller before a verdict: the largest slowdown of the
-     * stragglers held now whose onset came after sync's figure was
-     * measured (sync would wait for them); <= 1 none.  A straggler found
-     * two steps in had quorum measured against a sync that had never
-     * waited for it, and auto left quorum while the straggler lasted. */
-    double sync_wait;
     double quorum_ratio; /* latest epoch measured in quorum; 0 unknown */
     long quorum_step;    /* step at which quorum_ratio was measured */
     double groups_ratio; /* latest epoch measured in groups; 0 unknown */
@@ -46,11 +40,17 @@ typedef struct sc_pay {
 void sc_pay_measured(sc_pay *p, sc_mode mode, double ratio, long step);
 /* Forget quorum's and groups' figures when older than max_age steps. */
 void sc_pay_age(sc_pay *p, long step, long max_age);
+/* The verdicts below take sync_wait: the largest slowdown of the
+ * stragglers held now whose onset came after sync's figure was measured
+ * (sync_step), since sync would wait for them; <= 1 none.  sync's figure
+ * counts it.  (A straggler found two steps in had quorum measured against
+ * a sync that had never waited for it, and auto left quorum while the
+ * straggler lasted.) */
 /* 1 when quorum measured no better than sync, with one line in why. */
-int sc_pay_quorum_loses(const sc_pay *p, char *why, size_t len);
+int sc_pay_quorum_loses(const sc_pay *p, double sync_wait, char *why, size_t len);
 /* 1 when groups measured no better than sync or than quorum, with one line
  * in why; *instead: the mode to try in its place (quorum, unless quorum is
  * known to lose to sync or measured no better than groups). */
-int sc_pay_groups_loses(const sc_pay *p, sc_mode *instead, char *why, size_t len);
+int sc_pay_groups_loses(const sc_pay *p, double sync_wait, sc_mode *instead, char *why, size_t len);
 
 #endif

@@ -23,6 +23,10 @@
 #define WINDOW_MAX 128
 #define NOISE_ALPHA 0.1
 
+/* Steps after entering an exact mode that are a catch-up (the ranks a
+ * tolerant mode left behind catch up): the straggler detector skips them. */
+#define SC_SETTLE_STEPS 3
+
 struct sc_selector {
     int kind, n, epoch;
     sc_limits pol;
@@ -56,7 +60,7 @@ struct sc_selector {
     int urgent;
     int persist;       /* steps a straggler must last to be persistent (the detector's) */
     int seen_mode;     /* the mode of the previous observed step, -1 before the first */
-    long settle_until; /* steps before this one after a mode change: not read by the detector */
+    long settle_until; /* steps before this one, after entering an exact mode: not read by the detector */
     int trial;         /* heuristic: a tolerant mode just entered (from any other): decide again
                           as soon as a quarter epoch of it is measured (tolerance must pay) */
 
@@ -491,14 +495,14 @@ static int tolerance_must_pay(sc_selector *s)
         sc_pay_measured(&s->pay, m, ratio_median(s, m), s->last_step);
     sc_pay_age(&s->pay, s->last_step, (long)SC_PAY_AGE_EPOCHS * s->epoch);
     const sc_rank_status *st = sc_detect_status(s->det);
-    s->pay.sync_wait = 1.0;
+    double sync_wait = 1.0;   /* the stragglers come since sync was measured (pay.h) */
     for (int i = 0; i < s->n; i++)
-        if (st[i].straggler && st[i].onset_step > s->pay.sync_step && st[i].slowdown > s->pay.sync_wait)
-            s->pay.sync_wait = st[i].slowdown;
+        if (st[i].straggler && st[i].onset_step > s->pay.sync_step && st[i].slowdown > sync_wait)
+            sync_wait = st[i].slowdown;
     sc_mode was = s->cand.mode, instead = SC_MODE_SYNC;
-    if (was == SC_MODE_QUORUM && sc_pay_quorum_loses(&s->pay, s->cand.reason, sizeof s->cand.reason))
+    if (was == SC_MODE_QUORUM && sc_pay_quorum_loses(&s->pay, sync_wait, s->cand.reason, sizeof s->cand.reason))
         candidate_instead(s, SC_MODE_SYNC);
-    else if (was == SC_MODE_GROUPS && sc_pay_groups_loses(&s->pay, &instead, s->cand.reason, sizeof s->cand.reason))
+    else if (was == SC_MODE_GROUPS && sc_pay_groups_loses(&s->pay, sync_wait, &instead, s->cand.reason, sizeof s->cand.reason))
         candidate_instead(s, instead);
     else
         return 0;

@@ -41,10 +41,6 @@ typedef struct sc_selector_config {
     int coordinator;
 } sc_selector_config;
 
-/* Steps after entering an exact mode that are a catch-up (the ranks a
- * tolerant mode left behind catch up): the straggler detector skips them. */
-#define SC_SETTLE_STEPS 3
-
 typedef struct sc_selector sc_selector;
 
 /* Creates a selector.  msg (may be NULL) receives one line when something

@@ -108,15 +108,12 @@ static void test_pay_counts_stragglers_since_sync(void)
     char why[200];
     sc_pay_measured(&p, SC_MODE_SYNC, 1.16, 120);
     sc_pay_measured(&p, SC_MODE_QUORUM, 1.20, 135);
-    p.sync_wait = 1.0;
-    CU_ASSERT_TRUE(sc_pay_quorum_loses(&p, why, sizeof why));
-    p.sync_wait = 2.05;
-    CU_ASSERT_FALSE(sc_pay_quorum_loses(&p, why, sizeof why));
+    CU_ASSERT_TRUE(sc_pay_quorum_loses(&p, 1.0, why, sizeof why));
+    CU_ASSERT_FALSE(sc_pay_quorum_loses(&p, 2.05, why, sizeof why));
     sc_mode instead = SC_MODE_SYNC;
     sc_pay_measured(&p, SC_MODE_GROUPS, 1.30, 140);
-    CU_ASSERT_FALSE(sc_pay_groups_loses(&p, &instead, why, sizeof why) && instead == SC_MODE_SYNC);
-    p.sync_wait = 1.0;
-    CU_ASSERT_TRUE(sc_pay_groups_loses(&p, &instead, why, sizeof why));
+    CU_ASSERT_FALSE(sc_pay_groups_loses(&p, 2.05, &instead, why, sizeof why) && instead == SC_MODE_SYNC);
+    CU_ASSERT_TRUE(sc_pay_groups_loses(&p, 1.0, &instead, why, sizeof why));
 }
 
 /* A crowded machine: every rank queues for a CPU (waiting ranks yield), so
