@@ -157,7 +157,12 @@ void sc_detect_own_times(const double *feat, int nranks, const unsigned char *ri
         return;
     /* In a quorum, a member whose buffer missed the round waits inside the
      * engine for a later round: for the others again, though no compute
-     * gap shows it.  So no member's own transfer counts above the median
+     * gap shows it.  And a member late for the rounds skips their
+     * transfer (its buffer rides a later round, its call returns at once),
+     * though sync would make it pay it like the others: 8 ranks on 2
+     * cores, fast ranks 8.7 ms compute + 5.5 ms transfer, a 2x straggler
+     * 16.7 ms + 0.3 ms, read 1.2x, at the threshold, and a table row ended
+     * mid-run.  So every member's own transfer counts as the median
      * member's (a slow link is found in the exact modes and by the probe). */
     int j = 0;
     for (int i = 0; i < nranks; i++)
@@ -167,8 +172,8 @@ void sc_detect_own_times(const double *feat, int nranks, const unsigned char *ri
         return;
     double med = sc_kth_smallest_inplace(scratch, j, (j + 1) / 2);
     for (int i = 0; i < nranks; i++)
-        if ((!ring || ring[i]) && xfer[i] > med) {
-            own[i] -= xfer[i] - med;
+        if ((!ring || ring[i]) && (feat[(size_t)i * SC_NFEAT + SC_F_COMPUTE_S] > 0.0 || xfer[i] > 0.0)) {
+            own[i] += med - xfer[i];
             xfer[i] = med;
         }
 }
@@ -264,7 +269,7 @@ int sc_detect_step(sc_detect *d, long step, const double *own, const unsigned ch
             /* End test: shift from the episode's level back to 0.  The
              * level only takes steps consistent with it (s at zero), so a
              * recovery in progress does not drag the reference down. */
-            double level = c->level_sum / (double)c->level_n;
+            double level = c->level_n > 0 ? c->level_sum / (double)c->level_n : delta;
             if (level < delta)
                 level = delta;
             c->after_sum += r;
@@ -291,6 +296,20 @@ int sc_detect_step(sc_detect *d, long step, const double *own, const unsigned ch
         }
     }
     return events;
+}
+
+void sc_detect_rebase(sc_detect *d)
+{
+    if (!d)
+        return;
+    for (int i = 0; i < d->n; i++) {
+        struct cusum *c = &d->cs[i];
+        if (!d->st[i].straggler)
+            continue;
+        c->s = 0.0;
+        c->level_sum = 0.0;
+        c->level_n = 0;
+    }
 }
 
 static double clamp01(double x) { return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x); }

@@ -102,9 +102,10 @@ void sc_detect_free(sc_detect *d);
  * for its own transfer, so xfer_i = wait_i - away_i - max(0, c_k - compute_i),
  * clamped at 0, where away_i (SC_F_AWAY_S) is the time blocked outside the
  * engine's calls (an exact loss, MPI_Waitall): waiting for others too;
- * in a quorum (k below the ring size) no member's xfer counts above the
- * median member's, since a late member waits in the engine for a later
- * round; a child's wait is all its own exchange with its parent.
+ * in a quorum (k below the ring size) every member's xfer is the median
+ * member's, since a late member waits in the engine for a later round, or
+ * skips the round's transfer that sync would make it pay; a child's wait
+ * is all its own exchange with its parent.
  * own_i = compute_i + xfer_i.  Where the monitor gives no compute and wait
  * split, own_i = step_s.  ring NULL: all ranks; k <= 0: the ring size.
  * scratch holds nranks doubles. */
@@ -116,6 +117,14 @@ void sc_detect_own_times(const double *feat, int nranks, const unsigned char *ri
  * rank released as a false alarm, showing no slowdown in the steps after
  * its onset, ends quietly). */
 int sc_detect_step(sc_detect *d, long step, const double *own, const unsigned char *ring);
+
+/* The own times' scale changed (the mode did: a straggler read 3.2x by
+ * arrival in sync reads 1.6x in a quorum, where the others' transfer is
+ * theirs): a held rank's episode level restarts from the next steps, so
+ * the end test does not take the new scale for a recovery (it ended a
+ * persistent straggler one step after entering quorum, and an urgent
+ * decision followed). */
+void sc_detect_rebase(sc_detect *d);
 
 /* Classifies the ranks over a window ending at last_step: mean_feat holds
  * per-rank window means (nranks x SC_NFEAT), mean_own and mean_xfer the

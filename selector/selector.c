@@ -284,6 +284,8 @@ void sc_selector_observe(sc_selector *s, long step, sc_mode current_mode, const 
     if ((int)current_mode != s->seen_mode) {
         if (s->seen_mode >= 0 && (current_mode == SC_MODE_SYNC || current_mode == SC_MODE_HIER))
             s->settle_until = step + SC_SETTLE_STEPS;
+        if (s->seen_mode >= 0)
+            sc_detect_rebase(s->det);
         s->seen_mode = (int)current_mode;
     }
     int catching_up = step < s->settle_until;

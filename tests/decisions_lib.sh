@@ -167,6 +167,8 @@ res_table_check() {
         return
     fi
     res_table_show "$name"
+    # the decisions too: a mode change is where a rank's reading changes
+    sed -n '/^@--- Decisions/,/^@--- end/p' "$SC_WORK/$name.report" 2>/dev/null | cut -c1-220 | sed 's/^/      /'
 }
 
 # res_table_nobody NAME: the report's table says nobody straggled (brief

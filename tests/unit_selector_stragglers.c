@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <CUnit/CUnit.h>
+#include "detect.h"
 #include "straggler_log.h"
 
 #define N 4
@@ -114,6 +115,66 @@ static void test_onset_end_and_quorum(void)
     sc_straggler_log_free(l);
 }
 
+/* Own times in a quorum (measured: 8 ranks on 2 cores, k=5): the fast
+ * ranks compute 8.7 ms and wait 5.5 ms for the round's transfer; the 2x
+ * straggler computes 16.7 ms and, late for the rounds, waits 0.3 ms.  Sync
+ * would make it pay the transfer too: its own time is its compute plus
+ * the median member's transfer, 1.5x the others', not 1.2x (read so, its
+ * table row ended mid-run). */
+static void test_quorum_own_times(void)
+{
+    enum { R = 8 };
+    double feat[R * SC_NFEAT], scratch[R], own[R], xfer[R];
+    memset(feat, 0, sizeof feat);
+    for (int i = 0; i < R; i++) {
+        double *f = feat + (size_t)i * SC_NFEAT;
+        f[SC_F_COMPUTE_S] = i == R - 1 ? 0.0167 : 0.0087 + 0.0001 * i;
+        f[SC_F_WAIT_S] = i == R - 1 ? 0.0003 : 0.0055;
+        f[SC_F_STEP_S] = f[SC_F_COMPUTE_S] + f[SC_F_WAIT_S];
+    }
+    sc_detect_own_times(feat, R, NULL, 5, scratch, own, xfer);
+    double fast = own[0];
+    for (int i = 0; i < R - 1; i++) {
+        CU_ASSERT_DOUBLE_EQUAL(xfer[i], xfer[R - 1], 1e-12);   /* one transfer for all */
+        CU_ASSERT(own[i] < 0.0150);
+    }
+    CU_ASSERT(xfer[R - 1] > 0.004);
+    CU_ASSERT(own[R - 1] / fast > 1.5);
+    /* Exact steps are unchanged: the straggler's own time is its compute
+     * and its own short wait (the others wait for it, late). */
+    sc_detect_own_times(feat, R, NULL, R, scratch, own, xfer);
+    CU_ASSERT_DOUBLE_EQUAL(own[R - 1], 0.0170, 1e-9);
+}
+
+/* A persistent straggler read 3.2x by arrival in sync and 1.56x in a
+ * quorum (measured, 8 ranks): the mode change rebases its episode's level,
+ * and it stays held slow; without the rebase the end test takes the new
+ * scale for a recovery. */
+static int held_through_mode_change(int rebase)
+{
+    enum { R = 8 };
+    sc_detect *d = sc_detect_new(R, 5);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    int held = 1;
+    for (long s = 0; s < 40; s++) {
+        double own[R];
+        for (int i = 0; i < R; i++) own[i] = 0.009 * (1.0 + 0.01 * ((i * 7 + s * 3) % 5));
+        own[R - 1] *= s < 10 ? 3.2 : 1.56;
+        if (s >= 10) for (int i = 0; i < R; i++) own[i] += 0.005;   /* the quorum's transfer, everyone's */
+        if (s == 10 && rebase) sc_detect_rebase(d);
+        sc_detect_step(d, s, own, NULL);
+        if (s >= 3 && !sc_detect_status(d)[R - 1].straggler) held = 0;
+    }
+    sc_detect_free(d);
+    return held;
+}
+
+static void test_mode_change_rebases(void)
+{
+    CU_ASSERT(held_through_mode_change(1));
+    CU_ASSERT(!held_through_mode_change(0));   /* the test can fail */
+}
+
 static void test_false_alarms_and_merge(void)
 {
     sc_straggler_log *l = sc_straggler_log_new(N);
@@ -189,6 +250,8 @@ void register_stragglers_suite(void)
     CU_add_test(s, "persistent cpu straggler made a child", test_persistent_child);
     CU_add_test(s, "a cause found before the test holds it slow counts", test_cause_found_first);
     CU_add_test(s, "onset and end, left out of quorums", test_onset_end_and_quorum);
+    CU_add_test(s, "in a quorum a late member pays the median transfer", test_quorum_own_times);
+    CU_add_test(s, "a mode change rebases a held straggler's level", test_mode_change_rebases);
     CU_add_test(s, "false alarms left out, close episodes merged", test_false_alarms_and_merge);
     CU_add_test(s, "a slow link found by its probe", test_slow_link);
     CU_add_test(s, "nobody in a run without a straggler", test_nobody);
