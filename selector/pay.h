@@ -28,7 +28,7 @@
 
 typedef struct sc_pay {
     double sync_ratio;   /* latest epoch measured in sync: interval / compute; 0 unknown */
-    long sync_step;      /* step at which sync_ratio was measured */
+    long sync_step;      /* step at which sync_ratio was measured (the middle of the steps its median took) */
     double quorum_ratio; /* latest epoch measured in quorum; 0 unknown */
     long quorum_step;    /* step at which quorum_ratio was measured */
     double groups_ratio; /* latest epoch measured in groups; 0 unknown */
