@@ -467,6 +467,7 @@ void sc_engine_away(sc_engine *e, int away, int what)
      * would only wake the coordinator's engine thread twice a call (the
      * going back to rounds resets what the coordinator knows anyway). */
     if (sc_engine_direct(e)) return;
+    if (away && sc_engine_failed(e, sc_fusion_deposit_before_blocking(e))) return;
     sc_engine_failed(e, sc_engine_note(e, away ? NOTE_AWAY : NOTE_BACK));
 }
 

@@ -308,6 +308,11 @@ static int apply_decision(sc_engine *e, const long *parent, sc_mode mode, int k)
     pthread_mutex_unlock(&e->mu);
     int rc = change_topology(e, parent, mode, k);
     e->pending_direct = sc_exact_mode(mode) ? mode : SC_NMODES;
+    /* A catch-up was for going direct; tolerant, the ranks behind make the
+     * calls it waits for fused when slot 0 is a small tensor, and a flush
+     * of its own slot would wait for them forever (the soak with two
+     * communicators hung so). */
+    if (!sc_exact_mode(mode)) sc_track_cancel_catch_up(&e->slots[0].track);
     if (direct) {
         pthread_mutex_lock(&e->mu);
         e->direct_cmd = CMD_ENGINE;

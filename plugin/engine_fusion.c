@@ -192,6 +192,25 @@ int sc_fusion_deposit_staged(sc_engine *e, long pos)
     return rc;
 }
 
+/* Blocking elsewhere.  A step's group deposit is made by its last member
+ * call, so calls made before it are counted and staged but announced to
+ * nobody.  A rank that blocks in between (on another communicator's call,
+ * a barrier, a wait) would leave a flush of the group, which waits for
+ * every rank's count, waiting on it, while the ranks that would release it
+ * wait for the flushing rank: with two communicators whose tensors were
+ * all fused, the soak hung 2 runs in 7.  So what the blocking thread staged
+ * goes in a deposit first.  Only that thread's: another thread's staging
+ * goes on while this one blocks (and the stage is that thread's alone). */
+int sc_fusion_deposit_before_blocking(sc_engine *e)
+{
+    pthread_mutex_lock(&e->mu);
+    int mine = e->stager_set && pthread_equal(e->stager, pthread_self()) && !e->direct && !e->left &&
+               !e->stopped && !e->error;
+    pthread_mutex_unlock(&e->mu);
+    if (!mine) return MPI_SUCCESS;
+    return sc_fusion_deposit_staged(e, -1);
+}
+
 /* mu held: a member call's result, its part of the group rounds plus any
  * round of its own slot (an exact spell's, or a late rank's drained one). */
 static void take_results(sc_engine *e, sc_slot *sl, void *recvbuf)
@@ -259,6 +278,8 @@ int sc_fusion_call(sc_engine *e, int slot, long pos, const void *sendbuf, void *
     sc_engine_copied(e, sl->bytes);
     g->staged = 1;
     pthread_mutex_lock(&e->mu);
+    e->stager = pthread_self();
+    e->stager_set = 1;
     sl->flush_next = 0;
     sl->calls++;
     long need = ++g->calls;

@@ -215,6 +215,8 @@ struct sc_engine {
     double step_gsq, step_ssq;      /* this step's sampled squared norms: my buffers, the results */
     double step_bytes;
     int nb_pending;                 /* under mu: nonblocking calls not complete yet */
+    pthread_t stager;               /* under mu: the thread that last staged a fused call */
+    int stager_set;
     double nb_ssq;                  /* under mu: sampled squared norms of nonblocking results, for step_ssq */
     long steps;
     void *probe_buf;                /* the link probe's buffers (auto, 4 ranks or more), else NULL */
@@ -265,6 +267,9 @@ int sc_fusion_call(sc_engine *e, int slot, long pos, const void *sendbuf, void *
 void sc_fusion_take(sc_engine *e, sc_slot *sl, void *buf, int add);
 /* Leaving: what is staged goes in a last group deposit. */
 int sc_fusion_deposit_staged(sc_engine *e, long pos);
+/* This thread blocks elsewhere: what it staged here goes in group
+ * deposits now (see engine_fusion.c, "Blocking elsewhere"). */
+int sc_fusion_deposit_before_blocking(sc_engine *e);
 /* Engine thread, mu held: a round of group slot s landed in its inbox. */
 void sc_fusion_landed(sc_engine *e, sc_slot *g);
 /* Deposit bookkeeping shared with engine_caller.c (mu held). */

@@ -35,6 +35,7 @@ void sc_track_announce(sc_track *t, int r, long count, int flags)
     if (r < 0 || r >= t->n) return;
     if (count > t->announced[r]) t->announced[r] = count;
     if ((flags & SC_DEP_FLUSH) && count > t->flush_upto) t->flush_upto = count;
+    if ((flags & SC_DEP_FLUSH) && count > t->flush_asked) t->flush_asked = count;
     if ((flags & (SC_DEP_FLUSH | SC_DEP_EXACT)) && count > t->exact_upto[r]) t->exact_upto[r] = count;
 }
 
@@ -55,6 +56,11 @@ static int blocked_elsewhere(const sc_rules *r, int i)
 void sc_track_catch_up(sc_track *t, long count)
 {
     if (count > t->flush_upto) t->flush_upto = count;
+}
+
+void sc_track_cancel_catch_up(sc_track *t)
+{
+    if (t->flush_upto > t->flush_asked) t->flush_upto = t->flush_asked;
 }
 
 int sc_track_flushing(const sc_track *t)
@@ -148,7 +154,7 @@ int sc_round_close(sc_track *t, const sc_rules *r, long *incl)
         t->included[i] = upto;
         incl[i] = upto;
     }
-    if (t->flush_upto && cap < 0) t->flush_upto = 0;
+    if (t->flush_upto && cap < 0) t->flush_upto = t->flush_asked = 0;
     t->rounds++;
     t->fresh_total += fresh;
     t->quorum_since = -1;

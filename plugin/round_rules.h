@@ -21,6 +21,7 @@ typedef struct sc_track {
     long *exact_upto;     /* per rank: count of its latest deposit flagged flush or exact (it waits for it) */
     long *waits_upto;     /* per rank: count of its latest deposit whose caller waits (or will wait) for it */
     long flush_upto;      /* a flush (or a catch-up) needs every active rank's first flush_upto deposits; 0 none */
+    long flush_asked;     /* ... of which a flush deposit asked for this many (the rest is a catch-up's) */
     double quorum_since;  /* time the quorum was first met for the open round; < 0 not yet */
     long max_absent;      /* largest absence seen (staleness, for the report) */
     double fresh_total;   /* sum over closed rounds of their fresh ranks */
@@ -76,6 +77,10 @@ int sc_track_has_news(const sc_track *t);
 /* Going direct needs equal call counts: rounds hold every active rank's
  * deposits beyond count-1 back until all have made `count` (catch-up). */
 void sc_track_catch_up(sc_track *t, long count);
+/* The catch-up is off (the mode went tolerant: the ranks behind now make
+ * those calls fused, on their group, and would never reach the count on
+ * this slot); a flush a deposit asked for stays. */
+void sc_track_cancel_catch_up(sc_track *t);
 /* A flush or a catch-up is pending. */
 int sc_track_flushing(const sc_track *t);
 
