@@ -37,7 +37,9 @@ static void apply_note(sc_engine *e, int src, const long *note)
     int who = note[NOTE_FOR] >= 0 ? (int)note[NOTE_FOR] : src;
     if (who < 0 || who >= e->n) return;
     if (note[0] == NOTE_DEPOSIT && note[NOTE_POS] + 1 > e->last_pos[who]) e->last_pos[who] = note[NOTE_POS] + 1;
-    if (note[0] == NOTE_DEPOSIT && (note[3] & NOTE_WAIT_ONLY) && note[1] >= 0 && note[1] < e->nslots) {
+    if (note[0] == NOTE_DEPOSIT && (note[3] & NOTE_COUNT_ONLY) && note[1] >= 0 && note[1] < e->nslots) {
+        sc_track_counted(&e->slots[note[1]].track, who, note[2]);
+    } else if (note[0] == NOTE_DEPOSIT && (note[3] & NOTE_WAIT_ONLY) && note[1] >= 0 && note[1] < e->nslots) {
         /* A child waits for a round holding a deposit its parent announced:
          * blocked there, so a round it waits for may excuse ranks blocked
          * in another communicator's call (without this, two communicators

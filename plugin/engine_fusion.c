@@ -269,7 +269,13 @@ int sc_fusion_call(sc_engine *e, int slot, long pos, const void *sendbuf, void *
     if (*own) {   /* the caller runs it on its own slot (see the top), after what is staged */
         long count = ++g->calls;
         pthread_mutex_unlock(&e->mu);
-        return g->staged ? deposit_group(e, g, gslot, count, 0, pos) : MPI_SUCCESS;
+        if (g->staged) return deposit_group(e, g, gslot, count, 0, pos);
+        /* The group's count, for a flush of it (a rank's MPI_Pcontrol(2)
+         * alone, or one from a tolerant spell that other ranks still see):
+         * it waits for every rank's count, and this call deposits nothing
+         * there. */
+        long note[NOTE_LEN] = {NOTE_DEPOSIT, gslot, count, NOTE_COUNT_ONLY, -1, pos};
+        return PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
     }
     pthread_mutex_unlock(&e->mu);
 

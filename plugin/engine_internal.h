@@ -33,8 +33,9 @@ enum { NOTE_DEPOSIT = 1, NOTE_LEAVE = 2, NOTE_AWAY = 3, NOTE_BACK = 4, NOTE_STOP
        NOTE_OFF = 8, NOTE_STALLED = 9 };
 /* deposit flags: FLUSH and EXACT as in round_rules.h; WAITS: the caller waits for it;
  * WAIT_ONLY: a child's own word that it waits for a deposit its parent
- * announced (the coordinator marks it blocked; nothing is announced) */
-enum { NOTE_FLUSH = SC_DEP_FLUSH, NOTE_WAITS = 2, NOTE_EXACT = SC_DEP_EXACT, NOTE_WAIT_ONLY = 8 };
+ * announced (the coordinator marks it blocked; nothing is announced);
+ * COUNT_ONLY: calls made with nothing to deposit (sc_track_counted) */
+enum { NOTE_FLUSH = SC_DEP_FLUSH, NOTE_WAITS = 2, NOTE_EXACT = SC_DEP_EXACT, NOTE_WAIT_ONLY = 8, NOTE_COUNT_ONLY = 16 };
 enum { NOTE_KIND_FLAGS = NOTE_FLUSH | NOTE_EXACT };
 /* kind, slot, count, flags, for-rank (-1: sender), position (the call's
  * place in the step stream: on-pattern calls before it, see identity.h) */

@@ -11,8 +11,9 @@ int sc_track_init(sc_track *t, int n)
     t->absent = calloc((size_t)n, sizeof(int));
     t->exact_upto = calloc((size_t)n, sizeof(long));
     t->waits_upto = calloc((size_t)n, sizeof(long));
+    t->counted = calloc((size_t)n, sizeof(long));
     t->quorum_since = -1;
-    if (!t->announced || !t->included || !t->absent || !t->exact_upto || !t->waits_upto) {
+    if (!t->announced || !t->included || !t->absent || !t->exact_upto || !t->waits_upto || !t->counted) {
         sc_track_free(t);
         return -1;
     }
@@ -26,7 +27,8 @@ void sc_track_free(sc_track *t)
     free(t->absent);
     free(t->exact_upto);
     free(t->waits_upto);
-    t->announced = t->included = t->exact_upto = t->waits_upto = NULL;
+    free(t->counted);
+    t->announced = t->included = t->exact_upto = t->waits_upto = t->counted = NULL;
     t->absent = NULL;
 }
 
@@ -37,6 +39,11 @@ void sc_track_announce(sc_track *t, int r, long count, int flags)
     if ((flags & SC_DEP_FLUSH) && count > t->flush_upto) t->flush_upto = count;
     if ((flags & SC_DEP_FLUSH) && count > t->flush_asked) t->flush_asked = count;
     if ((flags & (SC_DEP_FLUSH | SC_DEP_EXACT)) && count > t->exact_upto[r]) t->exact_upto[r] = count;
+}
+
+void sc_track_counted(sc_track *t, int r, long count)
+{
+    if (r >= 0 && r < t->n && count > t->counted[r]) t->counted[r] = count;
 }
 
 int sc_track_has_news(const sc_track *t)
@@ -74,7 +81,7 @@ int sc_track_flushing(const sc_track *t)
 static int flush_complete(const sc_track *t, const sc_rules *r)
 {
     for (int i = 0; i < t->n; i++)
-        if (!gone(r, i) && t->announced[i] < t->flush_upto) return 0;
+        if (!gone(r, i) && t->announced[i] < t->flush_upto && t->counted[i] < t->flush_upto) return 0;
     return 1;
 }
 

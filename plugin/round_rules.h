@@ -20,6 +20,8 @@ typedef struct sc_track {
     int *absent;          /* per rank: consecutive closed rounds it had nothing fresh in */
     long *exact_upto;     /* per rank: count of its latest deposit flagged flush or exact (it waits for it) */
     long *waits_upto;     /* per rank: count of its latest deposit whose caller waits (or will wait) for it */
+    long *counted;        /* per rank: calls it made here with nothing to deposit (a fused group's, made on
+                             the members' own slots in an exact mode): a flush needs the count, not a buffer */
     long flush_upto;      /* a flush (or a catch-up) needs every active rank's first flush_upto deposits; 0 none */
     long flush_asked;     /* ... of which a flush deposit asked for this many (the rest is a catch-up's) */
     double quorum_since;  /* time the quorum was first met for the open round; < 0 not yet */
@@ -70,6 +72,11 @@ enum { SC_DEP_FLUSH = 1, SC_DEP_EXACT = 4 };
 /* Record that rank r has announced `count` deposits on this slot; flags
  * (SC_DEP_*) describe the latest. */
 void sc_track_announce(sc_track *t, int r, long count, int flags);
+
+/* Rank r has made `count` calls on this slot, with nothing to deposit
+ * for the ones beyond its announced deposits: a flush of this slot does
+ * not wait for them (nothing is included for them). */
+void sc_track_counted(sc_track *t, int r, long count);
 
 /* Is there anything to include at all? */
 int sc_track_has_news(const sc_track *t);

@@ -13,7 +13,8 @@
 #   soak                100,000 eligible calls or more at 8 ranks: random delays
 #                       and spikes, MPI_Pcontrol(0/1/2), hot swaps;
 #                       conservation, replicas, no call over 10 s; then two
-#                       communicators, quiet and beside stress-ng --cpu 4.
+#                       communicators (also with every tensor fused, and at
+#                       1 MiB fusion), quiet and beside stress-ng --cpu 4.
 . "$(dirname "$0")/mpi_testlib.sh"
 sc_need_library || finish
 sc_preloading || { skip "SC_NO_PRELOAD=1: these checks are about the library"; finish; }
@@ -156,10 +157,10 @@ msg_job msg-model "STARCOLL_MODEL=" "a STARCOLL_MODEL that is no model" -- STARC
 # Hot swaps every 13 steps (valid on the 4-rank halves too).
 sched=$(awk 'BEGIN {n = split("quorum:3 groups:3 sync groups:1+3 hier quorum:2 groups:2 sync", m, " ");
                     for (i = 0; i < 250; i++) printf "%s%d:%s", i ? "," : "", 20 + 13 * i, m[i % n + 1]}')
-soak() {   # NAME STEPS BOUND_S LABEL MIN_CALLS [starcoll_loops options]
+soak() {   # NAME STEPS BOUND_S LABEL MIN_CALLS [starcoll_loops options]; SOAK_ENV: one more VAR=VALUE
     local name=$1 steps=$2 bound=$3 label=$4 least=$5
     shift 5
-    sc_job "$name" 8 -x STARCOLL_MODE=auto -x STARCOLL_SCHEDULE="$sched" "$loops" --loop fresh --soak "$@" \
+    sc_job "$name" 8 -x STARCOLL_MODE=auto -x STARCOLL_SCHEDULE="$sched" ${SOAK_ENV:+-x "$SOAK_ENV"} "$loops" --loop fresh --soak "$@" \
         --steps "$steps" --compute-ms 4 --bound-s "$bound"
     local rc=$?
     sc_adopt "$name" $rc "$label"
@@ -174,6 +175,13 @@ soak soak-quiet 3200 10 "soak, quiet machine" 100000
 # cores: single calls of a few seconds remain (README, "Limits"); the bound
 # is the one a hang would break.
 soak soak-two-comms 800 60 "soak, two communicators" 50000 --two-comms
+# ... with every tensor fused (all under the threshold; at 1 MiB too): a
+# flush or a catch-up on one communicator used to wait for calls a rank
+# had made fused, or staged, while it was blocked on the other (hung 2 runs
+# in 3 at 64 KiB before the fix).
+soak soak-two-comms-fused 800 60 "soak, two communicators, every tensor fused" 50000 --two-comms \
+    --counts 1000,2000,500,3000,800
+SOAK_ENV=STARCOLL_FUSE_BYTES=1M soak soak-two-comms-1m 800 60 "soak, two communicators, STARCOLL_FUSE_BYTES=1M" 50000 --two-comms
 if command -v stress-ng >/dev/null 2>&1; then
     stress-ng --cpu 4 --timeout 300s >/dev/null 2>&1 &
     stress=$!

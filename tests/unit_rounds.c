@@ -124,6 +124,37 @@ static void test_flush_one_rank(void)
     sc_track_free(&t);
 }
 
+/* A fused group's flush where another rank made the calls on its members'
+ * own slots (an exact mode): it deposits nothing on the group, and says
+ * only its count.  The flush completes on that count; the count alone is
+ * nothing to include (no round for it). */
+static void test_flush_counted_rank(void)
+{
+    sc_track t;
+    sc_track_init(&t, 3);
+    sc_rules r = rules(3, 4);
+    long incl[3];
+    double wake;
+    sc_track_announce(&t, 0, 5, SC_DEP_FLUSH);
+    sc_track_announce(&t, 1, 5, SC_DEP_FLUSH);
+    sc_track_announce(&t, 2, 2, 0);
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_CLOSE);   /* the deposits before it */
+    sc_round_close(&t, &r, incl);
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_WAIT);    /* rank 2 has not made call 5 */
+    sc_track_counted(&t, 2, 4);
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_WAIT);
+    sc_track_counted(&t, 2, 5);
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_CLOSE);
+    CU_ASSERT_EQUAL(sc_round_close(&t, &r, incl), 2);
+    CU_ASSERT_EQUAL(incl[0], 5);
+    CU_ASSERT_EQUAL(incl[1], 5);
+    CU_ASSERT_EQUAL(incl[2], 2);   /* nothing more of rank 2's: its calls went elsewhere */
+    CU_ASSERT_FALSE(sc_track_flushing(&t));
+    sc_track_counted(&t, 2, 9);
+    CU_ASSERT_FALSE(sc_track_has_news(&t));
+    sc_track_free(&t);
+}
+
 /* An exact mode's deposits (SC_DEP_EXACT) wait for a fresh buffer of
  * every rank, whatever their call counts: after a tolerant spell, a rank
  * three calls behind is not made to catch up alone.  A flush (a program
@@ -239,6 +270,7 @@ int main(void)
     CU_add_test(r, "staleness bound", test_staleness_bound);
     CU_add_test(r, "flush", test_flush);
     CU_add_test(r, "flush one rank alone asked for", test_flush_one_rank);
+    CU_add_test(r, "a flush completes on a rank's count where it deposited nothing", test_flush_counted_rank);
     CU_add_test(r, "exact deposits: no catch-up", test_exact_without_catch_up);
     CU_add_test(r, "departed and blocked ranks", test_gone_and_blocked);
     CU_add_test(r, "a fused group's leftovers drain in an exact mode", test_drain_leftovers);
