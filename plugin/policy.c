@@ -212,7 +212,7 @@ int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
     }
     if ((v = get("STARCOLL_FUSE_BYTES")) && sc_parse_size(v, &p->fuse_bytes) != 0) {
         p->fuse_bytes = SC_FUSE_BYTES_DEFAULT;
-        BAD("STARCOLL_FUSE_BYTES", v, "a size in bytes with optional K, M or G suffix, e.g. 64K, or 0 for no fusion", "64K");
+        BAD("STARCOLL_FUSE_BYTES", v, "a size in bytes with optional K, M or G suffix, e.g. 1M, or 0 for no fusion", "1M");
     }
     if ((v = get("STARCOLL_QUORUM"))) {
         char *end;

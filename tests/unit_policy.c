@@ -41,7 +41,7 @@ static void test_defaults(void)
     CU_ASSERT_EQUAL(p.mode, SC_MODE_AUTO);
     CU_ASSERT_EQUAL(p.selector, SC_SELECTOR_HEURISTIC);
     CU_ASSERT_EQUAL(p.min_bytes, SC_MIN_BYTES_DEFAULT);
-    CU_ASSERT_EQUAL(p.fuse_bytes, 64 * 1024);
+    CU_ASSERT_EQUAL(p.fuse_bytes, 1024 * 1024);
     CU_ASSERT_EQUAL(p.quorum, 0);
     CU_ASSERT_EQUAL(p.staleness, 4);
     CU_ASSERT_EQUAL(p.scale_fresh, 0);
