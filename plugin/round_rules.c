@@ -154,10 +154,12 @@ int sc_round_close(sc_track *t, const sc_rules *r, long *incl)
         int is_fresh = upto > t->included[i];
         fresh += is_fresh;
         /* Staleness counts rounds a rank misses while it computes; a rank
-         * blocked in a round (here or elsewhere) or gone misses nothing. */
+         * blocked in a round (here or elsewhere) or gone misses nothing,
+         * nor does one left out of a drain (deposits no other rank will
+         * join: a round it could not have been in). */
         int blocked = r->blocked_at && r->blocked_at[i] != -1;
         if (is_fresh || gone(r, i)) t->absent[i] = 0;
-        else if (!blocked && ++t->absent[i] > t->max_absent) t->max_absent = t->absent[i];
+        else if (!blocked && !r->drain && ++t->absent[i] > t->max_absent) t->max_absent = t->absent[i];
         t->included[i] = upto;
         incl[i] = upto;
     }

@@ -155,6 +155,36 @@ static void test_flush_counted_rank(void)
     sc_track_free(&t);
 }
 
+/* A drain (deposits no other rank will join: a fused group's in an exact
+ * mode, a member's own slot's in a tolerant one) closes on anything; the
+ * ranks not in it missed no round they could have been in, so their
+ * staleness does not grow (counted, it read 5 and 6 against a bound of 4
+ * with hot swaps every 3 steps). */
+static void test_drain_counts_no_absence(void)
+{
+    sc_track t;
+    sc_track_init(&t, 3);
+    sc_rules r = rules(3, 2);
+    r.drain = 1;
+    long incl[3];
+    double wake;
+    for (long c = 1; c <= 5; c++) {
+        sc_track_announce(&t, 0, c, 0);
+        CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_CLOSE);
+        CU_ASSERT_EQUAL(sc_round_close(&t, &r, incl), 1);
+    }
+    CU_ASSERT_EQUAL(t.max_absent, 0);
+    CU_ASSERT_EQUAL(t.absent[1], 0);
+    r.drain = 0;   /* ordinary rounds count it */
+    r.k = 1;
+    sc_track_announce(&t, 0, 6, 0);
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_WAIT);   /* the quorum met: a grace for the rest */
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 1.0, &wake), SC_CLOSE);
+    sc_round_close(&t, &r, incl);
+    CU_ASSERT_EQUAL(t.absent[1], 1);
+    sc_track_free(&t);
+}
+
 /* An exact mode's deposits (SC_DEP_EXACT) wait for a fresh buffer of
  * every rank, whatever their call counts: after a tolerant spell, a rank
  * three calls behind is not made to catch up alone.  A flush (a program
@@ -270,6 +300,7 @@ int main(void)
     CU_add_test(r, "staleness bound", test_staleness_bound);
     CU_add_test(r, "flush", test_flush);
     CU_add_test(r, "flush one rank alone asked for", test_flush_one_rank);
+    CU_add_test(r, "a drain counts no absence", test_drain_counts_no_absence);
     CU_add_test(r, "a flush completes on a rank's count where it deposited nothing", test_flush_counted_rank);
     CU_add_test(r, "exact deposits: no catch-up", test_exact_without_catch_up);
     CU_add_test(r, "departed and blocked ranks", test_gone_and_blocked);
