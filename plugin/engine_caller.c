@@ -280,8 +280,7 @@ static int engine_call(sc_engine *e, int slot, long pos, const void *sendbuf, vo
 
     int rc = MPI_SUCCESS;
     if (announce) {
-        long note[NOTE_LEN] = {NOTE_DEPOSIT, slot, need, flags, -1, pos};
-        rc = PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+        rc = sc_engine_deposit_note(e, slot, need, flags, -1, pos);
     }
     if (later) {
         /* From here the request is the engine's: a failure completes it
@@ -439,6 +438,12 @@ sc_away_fn sc_engine_away_hook;
 int sc_engine_note(sc_engine *e, long kind)
 {
     long note[NOTE_LEN] = {kind, 0, 0, 0, -1, 0};
+    return PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+}
+
+int sc_engine_deposit_note(sc_engine *e, int slot, long count, long flags, int for_rank, long pos)
+{
+    long note[NOTE_LEN] = {NOTE_DEPOSIT, slot, count, flags, for_rank, pos};
     return PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
 }
 

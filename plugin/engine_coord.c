@@ -32,34 +32,40 @@ void sc_coord_reblock_after(sc_engine *e, int s)
         if (e->blocked_at[r] == s && e->slots[s].track.included[r] >= e->blocked_need[r]) reblock(e, r);
 }
 
+/* Rank r's caller waits for its deposit `count` on the slot of track t. */
+static void waits_for(sc_engine *e, sc_track *t, int r, long count)
+{
+    if (count <= t->waits_upto[r]) return;
+    t->waits_upto[r] = count;
+    if (e->blocked_at[r] < 0) reblock(e, r);
+}
+
 static void apply_note(sc_engine *e, int src, const long *note)
 {
     int who = note[NOTE_FOR] >= 0 ? (int)note[NOTE_FOR] : src;
     if (who < 0 || who >= e->n) return;
     if (note[0] == NOTE_DEPOSIT && note[NOTE_POS] + 1 > e->last_pos[who]) e->last_pos[who] = note[NOTE_POS] + 1;
-    if (note[0] == NOTE_DEPOSIT && (note[3] & NOTE_COUNT_ONLY) && note[1] >= 0 && note[1] < e->nslots) {
-        sc_track_counted(&e->slots[note[1]].track, who, note[2]);
-    } else if (note[0] == NOTE_DEPOSIT && (note[3] & NOTE_WAIT_ONLY) && note[1] >= 0 && note[1] < e->nslots) {
-        /* A child waits for a round holding a deposit its parent announced:
-         * blocked there, so a round it waits for may excuse ranks blocked
-         * in another communicator's call (without this, two communicators
-         * whose small tensors were all fused deadlocked: the children
-         * waited on one, unseen, for ring members blocked on the other). */
+    if (note[0] == NOTE_DEPOSIT) {
+        if (note[1] < 0 || note[1] >= e->nslots) return;
         sc_track *t = &e->slots[note[1]].track;
-        if (note[2] > t->waits_upto[who]) {
-            t->waits_upto[who] = note[2];
-            if (e->blocked_at[who] < 0) reblock(e, who);
-        }
-    } else if (note[0] == NOTE_DEPOSIT && note[1] >= 0 && note[1] < e->nslots) {
-        /* A deposit counts from its owner under the current topology: a
-         * member itself, a child through its parent.  Anything else is from
-         * before a topology change; the owner announces it again. */
-        if (note[4] >= 0 ? e->parent[who] != src : e->parent[who] != -1) return;
-        sc_track *t = &e->slots[note[1]].track;
-        sc_track_announce(t, who, note[2], (int)(note[3] & NOTE_KIND_FLAGS));
-        if ((note[3] & NOTE_WAITS) && note[2] > t->waits_upto[who]) {
-            t->waits_upto[who] = note[2];
-            if (e->blocked_at[who] < 0) reblock(e, who);
+        if (note[3] & NOTE_COUNT_ONLY) {
+            sc_track_counted(t, who, note[2]);
+        } else if (note[3] & NOTE_WAIT_ONLY) {
+            /* A child waits for a round holding a deposit its parent
+             * announced: blocked there, so a round it waits for may excuse
+             * ranks blocked in another communicator's call (without this,
+             * two communicators whose small tensors were all fused
+             * deadlocked: the children waited on one, unseen, for ring
+             * members blocked on the other). */
+            waits_for(e, t, who, note[2]);
+        } else {
+            /* A deposit counts from its owner under the current topology:
+             * a member itself, a child through its parent.  Anything else
+             * is from before a topology change; the owner announces it
+             * again. */
+            if (note[4] >= 0 ? e->parent[who] != src : e->parent[who] != -1) return;
+            sc_track_announce(t, who, note[2], (int)(note[3] & NOTE_KIND_FLAGS));
+            if (note[3] & NOTE_WAITS) waits_for(e, t, who, note[2]);
         }
     } else if (note[0] == NOTE_AWAY || note[0] == NOTE_DIRECT || note[0] == NOTE_OFF) {
         /* A rank gone direct deposits nothing until it comes back: rounds

@@ -174,8 +174,7 @@ static int deposit_group(sc_engine *e, sc_slot *g, int gslot, long need, long fl
     pthread_cond_signal(&e->cv_engine);
     pthread_mutex_unlock(&e->mu);
     if (!announce) return MPI_SUCCESS;
-    long note[NOTE_LEN] = {NOTE_DEPOSIT, gslot, need, flags, -1, pos};
-    return PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+    return sc_engine_deposit_note(e, gslot, need, flags, -1, pos);
 }
 
 int sc_fusion_deposit_staged(sc_engine *e, long pos)
@@ -243,8 +242,7 @@ static int wait_for_a_round(sc_engine *e, sc_slot *sl, int gslot)
     if (!wait) return MPI_SUCCESS;
     /* A member announces its deposit again, now waited for; a child's went
      * through its parent, and it says only that it waits. */
-    long note[NOTE_LEN] = {NOTE_DEPOSIT, gslot, count, NOTE_WAITS | (child ? NOTE_WAIT_ONLY : 0), -1, pos};
-    int rc = PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+    int rc = sc_engine_deposit_note(e, gslot, count, NOTE_WAITS | (child ? NOTE_WAIT_ONLY : 0), -1, pos);
     pthread_mutex_lock(&e->mu);
     double t0 = sc_wait_begin(e);
     while (rc == MPI_SUCCESS && g->head && sl->fused_rounds == 0 && !e->stopped && !e->error)
@@ -274,8 +272,7 @@ int sc_fusion_call(sc_engine *e, int slot, long pos, const void *sendbuf, void *
          * alone, or one from a tolerant spell that other ranks still see):
          * it waits for every rank's count, and this call deposits nothing
          * there. */
-        long note[NOTE_LEN] = {NOTE_DEPOSIT, gslot, count, NOTE_COUNT_ONLY, -1, pos};
-        return PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+        return sc_engine_deposit_note(e, gslot, count, NOTE_COUNT_ONLY, -1, pos);
     }
     pthread_mutex_unlock(&e->mu);
 

@@ -86,8 +86,7 @@ static int child_alloc(sc_engine *e, sc_child *c)
 
 static void announce(sc_engine *e, int slot, long count, long flags, int for_rank, long pos)
 {
-    long note[NOTE_LEN] = {NOTE_DEPOSIT, slot, count, flags, for_rank, pos};
-    sc_engine_failed(e, PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl));
+    sc_engine_failed(e, sc_engine_deposit_note(e, slot, count, flags, for_rank, pos));
 }
 
 /* A child's deposit (range idx..upto) reaches its parent: hold it until a

@@ -239,6 +239,9 @@ int sc_recv_next(MPI_Comm comm, int tag, MPI_Datatype dt, void *buf, int count, 
 int sc_engine_failed(sc_engine *e, int rc);
 /* A notice of `kind` (NOTE_*, no slot) from this rank to the coordinator. */
 int sc_engine_note(sc_engine *e, long kind);
+/* A NOTE_DEPOSIT notice: rank for_rank's (-1: this rank's) `count` calls
+ * on slot, with NOTE_* flags, the latest at position pos. */
+int sc_engine_deposit_note(sc_engine *e, int slot, long count, long flags, int for_rank, long pos);
 
 /* engine_caller.c: squared norm on every 16th element */
 double sc_sampled_sqnorm(const void *buf, long count, sc_dkind dk);
