@@ -121,6 +121,12 @@ const sc_rank_status *sc_detect_status(const sc_detect *d) { return d->st; }
 
 double sc_detect_noise(const sc_detect *d) { return d->sigma; }
 
+/* A ring member with a compute and wait split (its transfer was measured). */
+static int quorum_member(const double *feat, const unsigned char *ring, const double *xfer, int i)
+{
+    return (!ring || ring[i]) && (feat[(size_t)i * SC_NFEAT + SC_F_COMPUTE_S] > 0.0 || xfer[i] > 0.0);
+}
+
 void sc_detect_own_times(const double *feat, int nranks, const unsigned char *ring, int k,
                          double *scratch, double *own, double *xfer)
 {
@@ -166,13 +172,13 @@ void sc_detect_own_times(const double *feat, int nranks, const unsigned char *ri
      * member's (a slow link is found in the exact modes and by the probe). */
     int j = 0;
     for (int i = 0; i < nranks; i++)
-        if ((!ring || ring[i]) && (feat[(size_t)i * SC_NFEAT + SC_F_COMPUTE_S] > 0.0 || xfer[i] > 0.0))
+        if (quorum_member(feat, ring, xfer, i))
             scratch[j++] = xfer[i];
     if (j == 0)
         return;
     double med = sc_kth_smallest_inplace(scratch, j, (j + 1) / 2);
     for (int i = 0; i < nranks; i++)
-        if ((!ring || ring[i]) && (feat[(size_t)i * SC_NFEAT + SC_F_COMPUTE_S] > 0.0 || xfer[i] > 0.0)) {
+        if (quorum_member(feat, ring, xfer, i)) {
             own[i] += med - xfer[i];
             xfer[i] = med;
         }
