@@ -44,6 +44,16 @@
  * median: short of CPU, whatever the run queue says (on a busy node every
  * rank queues, and the throttled rank's share saturates like theirs). */
 #define THROTTLED_FAR 0.2
+/* Given at most this times its peers' median share of the CPU while
+ * runnable (CPU over CPU plus run-queue delay), queueing at least as much
+ * of its wall time as they do and at least GIVEN_QUEUED of it: short of
+ * CPU on a crowded node.  A rank on a core beside a pinned `stress-ng`
+ * gets 0.16-0.18 against its peers' 0.31-0.42 (their polling counted),
+ * and queues 0.86-0.98 of its wall against 0.62-0.82, short of
+ * STARVED_EXCESS; a rank whose compute sleeps queues less than its peers.
+ * 65% of the peers' share is not short: on a busy node noise gives that. */
+#define GIVEN_FACTOR 0.6
+#define GIVEN_QUEUED 0.3
 /* ... and slower by XFER_EXCESS of the median step: the link alone would
  * make the rank a straggler by the 1.2x rule. */
 
@@ -341,6 +351,7 @@ static void window_signals(sc_detect *d, const double *mean_feat, const double *
         st->throttled_share = wall > 0.0 ? clamp01(f[SC_F_THROTTLED_S] / wall) : 0.0;
         st->runq_s = app_runq > 0.0 ? app_runq : 0.0;
         st->cpu_per_wall = wall > 0.0 ? f[SC_F_CPU_S] / wall : 0.0;
+        st->cpu_given = f[SC_F_CPU_S] > 0.0 ? f[SC_F_CPU_S] / (f[SC_F_CPU_S] + f[SC_F_RUNQ_S]) : 0.0;
         st->nvcsw_rate = wall > 0.0 ? f[SC_F_NVCSW] / wall : 0.0;
         double speed = f[SC_F_NIC_SPEED_BPS];
         double bps = f[SC_F_NIC_TX_BPS] > f[SC_F_NIC_RX_BPS] ? f[SC_F_NIC_TX_BPS] : f[SC_F_NIC_RX_BPS];
@@ -436,6 +447,7 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
     double med_throttled = peer_median(d, offsetof(sc_rank_status, throttled_share), idx, m, 0, v);
     double med_runq_s = peer_median(d, offsetof(sc_rank_status, runq_s), idx, m, 0, v);
     double med_cpw = peer_median(d, offsetof(sc_rank_status, cpu_per_wall), idx, m, 0, v);
+    double med_given = peer_median(d, offsetof(sc_rank_status, cpu_given), idx, m, 1, v);
     double med_nvcsw = peer_median(d, offsetof(sc_rank_status, nvcsw_rate), idx, m, 0, v);
     double med_xfer = peer_median(d, offsetof(sc_rank_status, xfer_s), idx, m, 0, v);
     double med_ib = peer_median(d, offsetof(sc_rank_status, ib_wait_ps), idx, m, 0, v);
@@ -491,7 +503,9 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
                         (st->runq_all_share >= RUNQ_FACTOR * med_runq_all ||
                          RUNQ_FACTOR * (1.0 - st->runq_all_share) <= 1.0 - med_runq_all)) ||
                        st->throttled_share >= med_throttled + THROTTLED_FAR;
-        int starved_now = st->runq_far && (share >= NET_BOUND_SHARE || child);
+        st->cpu_short = st->cpu_given > 0.0 && med_given > 0.0 && st->cpu_given <= GIVEN_FACTOR * med_given &&
+                        st->runq_all_share >= med_runq_all && st->runq_all_share >= GIVEN_QUEUED;
+        int starved_now = (st->runq_far || st->cpu_short) && (share >= NET_BOUND_SHARE || child);
         st->starved = held(&c->starved_since, starved_now, last_step, window_steps, d->persist);
         st->persistent = (st->straggler && last_step - st->onset_step + 1 >= d->persist) || st->slow_link || st->starved;
         if (st->straggler || lone_link)

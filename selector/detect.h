@@ -45,6 +45,7 @@ typedef struct sc_rank_status {
     int slow_link;     /* net_pressure on this rank only (not the majority), held persistently */
     int starved;       /* run-queue share far above its peers' where transfers matter, held persistently */
     int runq_far;      /* run-queue share (every thread's) far above its peers' in this window (STARVED_EXCESS, RUNQ_FACTOR) */
+    int cpu_short;     /* given a share of the CPU it waits for far below its peers', on a node where it queues as they do (GIVEN_FACTOR) */
     sc_cause cause;    /* why it is slow; SC_CAUSE_NONE when not slow or unexplained */
     double slowdown;   /* own step time / median over the ring's non-stragglers */
     double own_s, compute_s, xfer_s, step_s; /* window means, seconds */
@@ -58,6 +59,7 @@ typedef struct sc_rank_status {
     double throttled_share; /* time its cgroup's CPU quota throttled it, per wall second */
     double runq_s;       /* per step, seconds (summed over threads, not capped) */
     double cpu_per_wall; /* CPU seconds per wall second */
+    double cpu_given;    /* CPU seconds per runnable second (CPU plus every thread's run-queue delay); 0 unknown */
     double nvcsw_rate;   /* involuntary context switches per second */
     double link_util;    /* max(tx, rx) / link speed; 0 when the speed is unknown */
     double speed_bps;    /* link speed, bytes per second; 0 when unknown */
@@ -70,10 +72,11 @@ typedef struct sc_rank_status {
 } sc_rank_status;
 
 /* Short of a resource the rounds need, as the monitor measures it: CPU
- * (run-queue share far above its peers') or its link (the probe). */
+ * (run-queue share far above its peers', or far less of the CPU given it
+ * while runnable) or its link (the probe). */
 static inline int sc_rank_short_of_resource(const sc_rank_status *st)
 {
-    return st->starved || st->runq_far || st->probe_slow;
+    return st->starved || st->runq_far || st->cpu_short || st->probe_slow;
 }
 
 typedef struct sc_detect_summary {
