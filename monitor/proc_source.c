@@ -398,3 +398,17 @@ void sc_proc_close(sc_proc_source *s)
     }
     s->active = 0;
 }
+
+int sc_proc_thread_times(double *cpu_s, double *runq_s)
+{
+    char buf[256];
+    uint64_t run = 0, wait = 0;
+    int fd = sc_sysfile_open("/proc", "thread-self/schedstat");
+    if (fd < 0) return -1;
+    int ok = sc_sysfile_reread(fd, buf, sizeof buf) > 0 && parse_schedstat(buf, &run, &wait) == 0;
+    sc_sysfile_close(&fd);
+    if (!ok) return -1;
+    *cpu_s = (double)run * 1e-9;
+    *runq_s = (double)wait * 1e-9;
+    return 0;
+}

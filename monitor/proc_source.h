@@ -87,6 +87,9 @@ void sc_proc_sample(sc_proc_source *s, sc_proc_delta *d);
 #define SC_PROC_MAX_LIBRARY 64
 void sc_proc_library_thread(long tid);
 
+/* The calling thread's CPU and run-queue seconds so far, from
+ * /proc/thread-self/schedstat.  Returns 0, or -1 where that cannot be read. */
+int sc_proc_thread_times(double *cpu_s, double *runq_s);
 /* Appends one line to buf saying what the source reads, or why not. */
 void sc_proc_describe(const sc_proc_source *s, char *buf, size_t len);
 

@@ -225,6 +225,7 @@ static sc_comm *make_state(MPI_Comm comm)
     cs->comm = comm;
     cs->agree_comm = MPI_COMM_NULL;
     cs->learn_throttled0 = -1;
+    cs->learn_cpu0 = cs->learn_runq0 = -1;
     sc_hier_init(&cs->hier);
     if (PMPI_Comm_test_inter(comm, &cs->is_inter) != MPI_SUCCESS ||
         (cs->is_inter ? PMPI_Comm_remote_size(comm, &cs->size) : PMPI_Comm_size(comm, &cs->size)) != MPI_SUCCESS ||

@@ -27,6 +27,7 @@ typedef struct sc_comm {
     double last_any_exit;       /* when the last MPI_Allreduce on it returned */
     double learn_compute_s;     /* compute time between the calls that learned the pattern: places the coordinator */
     double learn_throttled0;    /* the cgroup's throttled time at the first learning call (< 0: none yet) */
+    double learn_cpu0, learn_runq0; /* the learning thread's CPU and run-queue seconds then (< 0: unknown) */
     struct sc_carry *carry;     /* results drained from a dropped pattern, owed to the same tensor later */
     int said_reject;            /* this rank said why a call failed on this communicator */
     char why_exact[400];        /* why the agreed pattern stays exact, "" when it does not */

@@ -26,6 +26,7 @@
 #include "monitor.h"
 #include "trace.h"
 #include "outfile.h"
+#include "placement.h"
 
 double sc_now(void)
 {
@@ -341,24 +342,38 @@ static void open_trace(sc_engine *e, int comm_id)
 }
 
 /* The coordinator runs the rounds and the selector, and stays a ring
- * member: the lowest rank whose load while the pattern was learned (compute
- * outside the library plus time its cgroup's CPU quota throttled it) is
- * within 10% (or 1 ms) of the least, so a rank already slow then (starved
- * of CPU, on a busy node) neither paces the rounds nor is kept off the
- * children.  It is placed once: moving it later would hand over the
- * rounds' bookkeeping.  Collective over comm. */
-static int place_coordinator(MPI_Comm comm, int rank, int n, double load, int *coord)
+ * member: placed from the load and the share of the CPU each rank was
+ * given while the pattern was learned (sc_first_coordinator), so a rank
+ * already slow then (starved of CPU, on a busy node) neither paces the
+ * rounds nor is kept off the children.  On a core beside a pinned CPU hog
+ * a rank computes in less wall time than peers crowded three to a core,
+ * yet every transfer waits for it to be scheduled: its share tells.  It
+ * is placed once: moving it later would hand over the rounds'
+ * bookkeeping.  Collective over comm. */
+static int place_coordinator(MPI_Comm comm, int n, double load, double given, int *coord)
 {
     if (!(load >= 0 && load < 1e9)) load = 1e9;   /* not finite: least suited */
-    double least = 0;
-    int rc = PMPI_Allreduce(&load, &least, 1, MPI_DOUBLE, MPI_MIN, comm);
-    if (rc != MPI_SUCCESS) return rc;
-    int mine = load <= 1.1 * least + 1e-3 ? rank : n;
-    return PMPI_Allreduce(&mine, coord, 1, MPI_INT, MPI_MIN, comm);
+    if (!(given > 0 && given <= 1)) given = -1;
+    double mine[2] = {load, given};
+    double *all = malloc(4 * (size_t)n * sizeof *all);
+    int ok = all != NULL;   /* every rank takes part in the gather, or none */
+    int rc = PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    if (rc == MPI_SUCCESS && !ok) rc = MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS) rc = PMPI_Allgather(mine, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, comm);
+    if (rc == MPI_SUCCESS) {
+        double *loads = all + 2 * n, *givens = all + 3 * n;
+        for (int r = 0; r < n; r++) {
+            loads[r] = all[2 * r];
+            givens[r] = all[2 * r + 1];
+        }
+        *coord = sc_first_coordinator(n, loads, givens);
+    }
+    free(all);
+    return rc;
 }
 
 sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, int comm_id,
-                           double learn_load_s)
+                           double learn_load_s, double learn_given)
 {
     sc_engine *e = calloc(1, sizeof *e);
     if (!e) return NULL;
@@ -373,7 +388,7 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, i
     PMPI_Comm_rank(comm, &e->rank);
     PMPI_Comm_size(comm, &e->n);
     e->comm_id = comm_id;
-    int placed = place_coordinator(comm, e->rank, e->n, learn_load_s, &e->coord) == MPI_SUCCESS &&
+    int placed = place_coordinator(comm, e->n, learn_load_s, learn_given, &e->coord) == MPI_SUCCESS &&
                  e->coord >= 0 && e->coord < e->n;
     if (!placed) e->coord = 0;   /* the agreement below fails the start everywhere */
     e->mode = mode;

@@ -35,10 +35,12 @@ typedef struct sc_engine_stats {
 /* Start the engine for comm, whose eligible calls follow the agreed
  * pattern (its slots).  Collective over comm (duplicates it).  learn_load_s: this
  * rank's compute time while the pattern was learned, plus the time its
- * cgroup's CPU quota throttled it then, which places the coordinator.  NULL on failure, with a
- * notice; the caller then stays exact. */
+ * cgroup's CPU quota throttled it then, and learn_given, the share of the
+ * CPU its calling thread was given while runnable then (< 0 unknown), place
+ * the coordinator.  NULL on failure, with a notice; the caller then stays
+ * exact. */
 sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, int comm_id,
-                           double learn_load_s);
+                           double learn_load_s, double learn_given);
 
 /* One user call as the application made it. */
 typedef struct sc_user_call {

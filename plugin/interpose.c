@@ -19,6 +19,7 @@
 #include "kernels.h"
 #include "monitor.h"
 #include "cgroup_source.h"
+#include "proc_source.h"
 #include "agree.h"
 #include "startup.h"
 
@@ -381,7 +382,14 @@ static void adopt_pattern(sc_comm *cs)
      * poll and queue, and a rank that sleeps does not.) */
     double thr = cs->learn_throttled0 >= 0 ? sc_cgroup_throttled_total_s() : -1;
     double learn_load = cs->learn_compute_s + (thr >= cs->learn_throttled0 ? thr - cs->learn_throttled0 : 0);
-    cs->engine = sc_engine_start(cs->comm, cs->id, start, (int)(cs->row - sc_rt.rows), learn_load);
+    /* The share of the CPU the learning thread was given while runnable:
+     * CPU over CPU plus run-queue delay (another thread's figures if the
+     * calls moved between threads: only a hint for the placement). */
+    double cpu1 = 0, runq1 = 0, given = -1;
+    if (cs->learn_cpu0 >= 0 && sc_proc_thread_times(&cpu1, &runq1) == 0 && cpu1 > cs->learn_cpu0 &&
+        runq1 >= cs->learn_runq0)
+        given = (cpu1 - cs->learn_cpu0) / (cpu1 - cs->learn_cpu0 + runq1 - cs->learn_runq0);
+    cs->engine = sc_engine_start(cs->comm, cs->id, start, (int)(cs->row - sc_rt.rows), learn_load, given);
     away_end(away);
     if (!cs->engine) {
         cs->engine_failed = 1;
@@ -465,6 +473,8 @@ static int tolerant_allreduce(sc_comm *cs, const sc_user_call *c, sc_dkind dk, s
         sc_id_kind kind = sc_identity_next(cs->id, &k, &slot);
         if (kind == SC_ID_LEARNING) {
             if (cs->learn_throttled0 < 0) cs->learn_throttled0 = sc_cgroup_throttled_total_s();
+            if (cs->learn_cpu0 < 0 && sc_proc_thread_times(&cs->learn_cpu0, &cs->learn_runq0) != 0)
+                cs->learn_cpu0 = cs->learn_runq0 = -1;
             cs->learn_compute_s += outside;
             return learning_call(cs, &k, c, dk);
         }
@@ -517,6 +527,7 @@ static int tolerant_allreduce(sc_comm *cs, const sc_user_call *c, sc_dkind dk, s
             sc_identity_relearn(cs->id);
             cs->learn_compute_s = 0;
             cs->learn_throttled0 = -1;
+            cs->learn_cpu0 = cs->learn_runq0 = -1;
             cs->row->relearns += 1;
             continue;
         }

@@ -231,7 +231,7 @@ void sc_report_note(int comm, const char *text)
 void sc_report_coordinator(int comm, int rank)
 {
     char text[96];
-    snprintf(text, sizeof text, "coordinator rank %d (least compute and CPU-quota throttling while the pattern was learned)", rank);
+    snprintf(text, sizeof text, "coordinator rank %d (least load while learning, of the ranks given a fair CPU share)", rank);
     sc_report_note(comm, text);
 }
 

@@ -2,6 +2,8 @@
 #include "placement.h"
 
 #include <stdlib.h>
+#include <string.h>
+#include "order_stats.h"
 
 static double headroom(const sc_rank_status *st) { return st->cpu_headroom + st->nic_headroom; }
 
@@ -94,4 +96,35 @@ int sc_place_coordinator(int nranks, const sc_rank_status *st, const unsigned ch
         headroom(&st[best]) < headroom(&st[current]) + SC_COORD_SWITCH_GAIN)
         return current;
     return best;
+}
+
+int sc_first_coordinator(int nranks, const double *load, const double *given)
+{
+    if (nranks <= 0) return 0;
+    double *known = malloc((size_t)nranks * sizeof *known);
+    unsigned char *out = calloc((size_t)nranks, 1);
+    int coord = 0;
+    if (known && out) {
+        int m = 0, nout = 0;
+        for (int r = 0; r < nranks; r++)
+            if (given[r] > 0.0) known[m++] = given[r];
+        sc_sort_doubles(known, m);
+        double med = m > 0 ? sc_median_sorted(known, m) : 0.0;
+        for (int r = 0; r < nranks; r++) {
+            out[r] = given[r] > 0.0 && given[r] <= SC_COORD_GIVEN_FACTOR * med;
+            nout += out[r];
+        }
+        if (nout == nranks) memset(out, 0, (size_t)nranks);
+        double least = -1.0;
+        for (int r = 0; r < nranks; r++)
+            if (!out[r] && (least < 0.0 || load[r] < least)) least = load[r];
+        for (int r = 0; r < nranks; r++)
+            if (!out[r] && load[r] <= 1.1 * least + 1e-3) {
+                coord = r;
+                break;
+            }
+    }
+    free(known);
+    free(out);
+    return coord;
 }
