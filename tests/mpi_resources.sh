@@ -4,6 +4,9 @@
 #            cpu and made a child (a groups decision);
 #   throttled  issue 15: a rank at 25% of one core under pure CPU work is
 #            made a child by coordinator step 15 (found by its arrival);
+#   pinned   issue 15: the same work, the rank pinned to a core beside a
+#            pinned stress-ng --cpu 1, made a child by step 15 (found by
+#            the share of the CPU it is given while runnable);
 #   network  one rank in a network namespace behind a tbf-shaped veth
 #            (ranks on btl tcp,self) is found and classed network;
 #   onset    a straggler that appears mid-run and later goes away: the
@@ -14,7 +17,7 @@
 # ip and tc; without them each says "skip - why".  Namespaces, veths,
 # cgroups and the jobs' processes are removed on every exit.
 #
-# Environment: RES_TESTS (which of "cpu throttled network onset" to run, default all),
+# Environment: RES_TESTS (which of "cpu throttled pinned network onset" to run, default all),
 # RES_NET_STEPS (steps of the network job, default 100),
 # RES_CPU_QUOTA (percent of one CPU left to the starved rank, default 5),
 # RES_LINK_RATE (tc rate, default 100mbit), and mpi_testlib.sh's.
@@ -68,6 +71,7 @@ if [ -n "$RES_CGROUP" ]; then
     exec "$@"
 fi
 [ -n "$RES_NETNS" ] && exec ip netns exec "$RES_NETNS" "$@"
+[ -n "$RES_PIN" ] && exec taskset -c "$RES_PIN" "$@"
 exec "$@"
 EOF
 chmod +x "$wrapper"
@@ -203,6 +207,42 @@ throttled_job() {   # throttled_job STEPS
         res_trace_rank_means "$SC_WORK/$name.trace" "$np"
     fi
     res_table_check "$name" "$slow" cpu 0 12 end end
+}
+
+# ---- pinned: one rank on a core beside a pinned CPU hog --------------------------
+test_pinned() {
+    local np=4 slow=3 name=pinned rc hog cores
+    if [ "$(id -u)" != 0 ]; then skip "pinned: needs root (as the suite's other CPU checks)"; return; fi
+    if ! command -v stress-ng >/dev/null 2>&1 || ! command -v taskset >/dev/null 2>&1; then
+        skip "pinned: needs stress-ng and taskset"; return
+    fi
+    cores=$(nproc 2>/dev/null || echo 1)
+    if [ "$cores" -lt 2 ]; then skip "pinned: needs 2 cores (the hog and the rank on core 1)"; return; fi
+    stress-ng --cpu 1 --taskset 1 --timeout 120s >/dev/null 2>&1 &
+    hog=$!
+    SC_RUN_TIMEOUT=120 sc_job "$name" "$np" -x STARCOLL_MODE=auto -x "STARCOLL_TRACE=$SC_WORK/$name.trace" \
+        -x "RES_SLOW_RANK=$slow" -x RES_CGROUP= -x RES_NETNS= -x RES_PIN=1 \
+        "$wrapper" "$prog" --pattern none --steps 40 --compute-ms 0 --spin-ms 10
+    rc=$?
+    kill "$hog" 2>/dev/null
+    wait "$hog" 2>/dev/null
+    res_program_checks "$name" "$rc" || return
+    local decisions child
+    decisions=$(res_decisions "$SC_WORK/$name.report")
+    child=$(grep -E "^[0-9]+ groups [0-9]+ [1-9][0-9]* \| " <<<"$decisions" | awk -F' [|] ' '{ print $1 " | " $2 }' |
+            grep -E "rank $slow [0-9.]+x" | head -n 1 | cut -d' ' -f1)
+    if [ -n "$child" ] && [ "$child" -le 15 ]; then
+        ok "$name: rank $slow (beside a pinned stress-ng) made a child at coordinator step $child (by 15)"
+    else
+        vfail "$name: rank $slow (beside a pinned stress-ng) was $([ -n "$child" ] && echo "made a child only at step $child" || echo "never made a child"); wanted by step 15"
+        res_show_decisions "$SC_WORK/$name.report"
+        res_trace_rank_means "$SC_WORK/$name.trace" "$np"
+    fi
+    if grep -q "coordinator rank $slow " "$SC_WORK/$name.report"; then
+        vfail "$name: rank $slow, given far less of the CPU while the pattern was learned, was made the coordinator"
+    else
+        ok "$name: the coordinator is not rank $slow"
+    fi
 }
 
 # ---- network: one rank behind a slow veth ---------------------------------------
@@ -381,13 +421,13 @@ res_attempts() {
 }
 
 if ! sc_preloading; then
-    skip "cpu, throttled, network, onset: SC_NO_PRELOAD=1, and these checks read the library's decisions"
+    skip "cpu, throttled, pinned, network, onset: SC_NO_PRELOAD=1, and these checks read the library's decisions"
     finish
 fi
-for t in ${RES_TESTS:-cpu throttled network onset}; do
+for t in ${RES_TESTS:-cpu throttled pinned network onset}; do
     case $t in
-        cpu|throttled|network|onset) res_attempts "test_$t" ;;
-        *) fail "RES_TESTS: unknown test '$t' (accepted: cpu throttled network onset)" ;;
+        cpu|throttled|pinned|network|onset) res_attempts "test_$t" ;;
+        *) fail "RES_TESTS: unknown test '$t' (accepted: cpu throttled pinned network onset)" ;;
     esac
 done
 finish
