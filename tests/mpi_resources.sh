@@ -112,6 +112,22 @@ res_child_check() {
     fi
 }
 
+# res_child_by STEP NAME RANK NP WHAT: a groups decision made RANK a child
+# by coordinator step STEP; else the decisions and the trace's rank means.
+res_child_by() {
+    local by=$1 name=$2 slow=$3 np=$4 what=$5 decisions child
+    decisions=$(res_decisions "$SC_WORK/$name.report")
+    child=$(grep -E "^[0-9]+ groups [0-9]+ [1-9][0-9]* \| " <<<"$decisions" | awk -F' [|] ' '{ print $1 " | " $2 }' |
+            grep -E "rank $slow [0-9.]+x" | head -n 1 | cut -d' ' -f1)
+    if [ -n "$child" ] && [ "$child" -le "$by" ]; then
+        ok "$name: rank $slow ($what) made a child at coordinator step $child (by $by)"
+    else
+        vfail "$name: rank $slow ($what) was $([ -n "$child" ] && echo "made a child only at step $child" || echo "never made a child"); wanted by step $by"
+        res_show_decisions "$SC_WORK/$name.report"
+        res_trace_rank_means "$SC_WORK/$name.trace" "$np"
+    fi
+}
+
 # ---- cpu: one rank under a CPU quota -------------------------------------------
 # Sets cgroup_dir and returns 0, or sets res_why and returns 1.
 setup_cpu_quota() {   # [PERCENT [PERIOD_US]]: default RES_CPU_QUOTA of a 20 ms period
@@ -195,17 +211,7 @@ throttled_job() {   # throttled_job STEPS
     rc=$?
     res_cleanup
     res_program_checks "$name" "$rc" || return
-    local decisions child
-    decisions=$(res_decisions "$SC_WORK/$name.report")
-    child=$(grep -E "^[0-9]+ groups [0-9]+ [1-9][0-9]* \| " <<<"$decisions" | awk -F' [|] ' '{ print $1 " | " $2 }' |
-            grep -E "rank $slow [0-9.]+x" | head -n 1 | cut -d' ' -f1)
-    if [ -n "$child" ] && [ "$child" -le 15 ]; then
-        ok "$name: rank $slow (25% of one core) made a child at coordinator step $child (by 15)"
-    else
-        vfail "$name: rank $slow (25% of one core) was $([ -n "$child" ] && echo "made a child only at step $child" || echo "never made a child"); wanted by step 15"
-        res_show_decisions "$SC_WORK/$name.report"
-        res_trace_rank_means "$SC_WORK/$name.trace" "$np"
-    fi
+    res_child_by 15 "$name" "$slow" "$np" "25% of one core"
     res_table_check "$name" "$slow" cpu 0 12 end end
 }
 
@@ -227,17 +233,7 @@ test_pinned() {
     kill "$hog" 2>/dev/null
     wait "$hog" 2>/dev/null
     res_program_checks "$name" "$rc" || return
-    local decisions child
-    decisions=$(res_decisions "$SC_WORK/$name.report")
-    child=$(grep -E "^[0-9]+ groups [0-9]+ [1-9][0-9]* \| " <<<"$decisions" | awk -F' [|] ' '{ print $1 " | " $2 }' |
-            grep -E "rank $slow [0-9.]+x" | head -n 1 | cut -d' ' -f1)
-    if [ -n "$child" ] && [ "$child" -le 15 ]; then
-        ok "$name: rank $slow (beside a pinned stress-ng) made a child at coordinator step $child (by 15)"
-    else
-        vfail "$name: rank $slow (beside a pinned stress-ng) was $([ -n "$child" ] && echo "made a child only at step $child" || echo "never made a child"); wanted by step 15"
-        res_show_decisions "$SC_WORK/$name.report"
-        res_trace_rank_means "$SC_WORK/$name.trace" "$np"
-    fi
+    res_child_by 15 "$name" "$slow" "$np" "beside a pinned stress-ng"
     if grep -q "coordinator rank $slow " "$SC_WORK/$name.report"; then
         vfail "$name: rank $slow, given far less of the CPU while the pattern was learned, was made the coordinator"
     else
