@@ -40,22 +40,24 @@
 #define RUNQ_COVERS 0.5        /* extra run-queue delay covering this share of the extra compute: cpu */
 #define STARVED_EXCESS 0.3     /* run-queue share this far above the peers' median (and RUNQ_FACTOR times it) ... */
 #define PROBE_FACTOR 4.0       /* link probe this times the peers' median ... */
+/* ... and slower by XFER_EXCESS of the median step: the link alone would
+ * make the rank a straggler by the 1.2x rule. */
 /* Throttled by a CPU quota this share of the wall time more than the peers'
  * median: short of CPU, whatever the run queue says (on a busy node every
  * rank queues, and the throttled rank's share saturates like theirs). */
 #define THROTTLED_FAR 0.2
-/* Given at most this times its peers' median share of the CPU while
- * runnable (CPU over CPU plus run-queue delay), queueing at least as much
- * of its wall time as they do and at least GIVEN_QUEUED of it: short of
- * CPU on a crowded node.  A rank on a core beside a pinned `stress-ng`
- * gets 0.16-0.18 against its peers' 0.31-0.42 (their polling counted),
- * and queues 0.86-0.98 of its wall against 0.62-0.82, short of
- * STARVED_EXCESS; a rank whose compute sleeps queues less than its peers.
+/* Given at most this times its peers' median share of the CPU while its
+ * application threads are runnable (CPU over CPU plus their run-queue
+ * delay), they queueing at least as much of the wall time as its peers'
+ * and at least GIVEN_QUEUED of it: short of CPU on a crowded node.  A rank
+ * on a core beside a pinned `stress-ng` gets 0.16-0.18 against its peers'
+ * 0.31-0.42 (their polling counted), and queues 0.86-0.98 of its wall
+ * against 0.62-0.82, short of STARVED_EXCESS.  The application threads
+ * only: a rank whose compute sleeps is given little CPU while its engine
+ * thread queues for rounds it is late for, and that is not short of CPU.
  * 65% of the peers' share is not short: on a busy node noise gives that. */
 #define GIVEN_FACTOR 0.6
 #define GIVEN_QUEUED 0.3
-/* ... and slower by XFER_EXCESS of the median step: the link alone would
- * make the rank a straggler by the 1.2x rule. */
 
 struct cusum {
     double s;         /* statistic of the active test (onset or end) */
@@ -351,7 +353,7 @@ static void window_signals(sc_detect *d, const double *mean_feat, const double *
         st->throttled_share = wall > 0.0 ? clamp01(f[SC_F_THROTTLED_S] / wall) : 0.0;
         st->runq_s = app_runq > 0.0 ? app_runq : 0.0;
         st->cpu_per_wall = wall > 0.0 ? f[SC_F_CPU_S] / wall : 0.0;
-        st->cpu_given = f[SC_F_CPU_S] > 0.0 ? f[SC_F_CPU_S] / (f[SC_F_CPU_S] + f[SC_F_RUNQ_S]) : 0.0;
+        st->cpu_given = f[SC_F_CPU_S] > 0.0 && app_runq >= 0.0 ? f[SC_F_CPU_S] / (f[SC_F_CPU_S] + app_runq) : 0.0;
         st->nvcsw_rate = wall > 0.0 ? f[SC_F_NVCSW] / wall : 0.0;
         double speed = f[SC_F_NIC_SPEED_BPS];
         double bps = f[SC_F_NIC_TX_BPS] > f[SC_F_NIC_RX_BPS] ? f[SC_F_NIC_TX_BPS] : f[SC_F_NIC_RX_BPS];
@@ -385,7 +387,7 @@ static sc_cause cause_of(const sc_rank_status *st, double med_compute, double me
     runq_high = runq_high || queued_for_it;
     int starved = st->cpu_per_wall <= CPU_LOW_FACTOR * med_cpw &&
                   st->nvcsw_rate >= NVCSW_FACTOR * med_nvcsw + NVCSW_EXCESS;
-    int cpu = runq_high || starved || st->runq_far;
+    int cpu = runq_high || starved || st->runq_far || st->cpu_short;
     int compute_up = med_compute > 0.0 && st->compute_s > COMPUTE_UP * med_compute;
     int xfer_up = st->xfer_s >= XFER_FACTOR * med_xfer && st->xfer_s - med_xfer >= XFER_EXCESS * med_own;
     int network = st->net_pressure || (xfer_up && !compute_up);
@@ -504,7 +506,7 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
                          RUNQ_FACTOR * (1.0 - st->runq_all_share) <= 1.0 - med_runq_all)) ||
                        st->throttled_share >= med_throttled + THROTTLED_FAR;
         st->cpu_short = st->cpu_given > 0.0 && med_given > 0.0 && st->cpu_given <= GIVEN_FACTOR * med_given &&
-                        st->runq_all_share >= med_runq_all && st->runq_all_share >= GIVEN_QUEUED;
+                        st->runq_share >= med_runq && st->runq_share >= GIVEN_QUEUED;
         int starved_now = (st->runq_far || st->cpu_short) && (share >= NET_BOUND_SHARE || child);
         st->starved = held(&c->starved_since, starved_now, last_step, window_steps, d->persist);
         st->persistent = (st->straggler && last_step - st->onset_step + 1 >= d->persist) || st->slow_link || st->starved;

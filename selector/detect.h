@@ -59,7 +59,7 @@ typedef struct sc_rank_status {
     double throttled_share; /* time its cgroup's CPU quota throttled it, per wall second */
     double runq_s;       /* per step, seconds (summed over threads, not capped) */
     double cpu_per_wall; /* CPU seconds per wall second */
-    double cpu_given;    /* CPU seconds per runnable second (CPU plus every thread's run-queue delay); 0 unknown */
+    double cpu_given;    /* CPU seconds per runnable second (CPU plus the application threads' run-queue delay); 0 unknown */
     double nvcsw_rate;   /* involuntary context switches per second */
     double link_util;    /* max(tx, rx) / link speed; 0 when the speed is unknown */
     double speed_bps;    /* link speed, bytes per second; 0 when unknown */

@@ -691,6 +691,9 @@ void sc_selector_signals(const sc_selector *s, char *buf, size_t len)
         if (st[i].throttled_share > 0.0)
             snprintf(extra + strlen(extra), sizeof extra - strlen(extra), ", throttled %.0f%%",
                      100.0 * st[i].throttled_share);
+        if (st[i].cpu_short)
+            snprintf(extra + strlen(extra), sizeof extra - strlen(extra), ", given %.0f%% of the CPU",
+                     100.0 * st[i].cpu_given);
         used += snprintf(buf + used, len - (size_t)used, "%s rank %d %.2fx %s%s (runq %.0f%%, link %.0f%%%s)",
                          listed ? "," : "; slow:", i, st[i].slowdown, sc_sel_cause_name(st[i].cause),
                          st[i].persistent ? " persistent" : "", 100.0 * st[i].runq_share,
