@@ -39,6 +39,7 @@ struct sc_straggler_log {
     /* per rank, what classifications found while no episode was open (a
      * decision may find the cause before the change-point test holds it) */
     finding *pending;
+    unsigned char *child;   /* per rank: a child at the latest step */
     int dropped;
 };
 
@@ -54,7 +55,8 @@ sc_straggler_log *sc_straggler_log_new(int nranks)
     l->scratch = malloc(sizeof(double) * (size_t)nranks);
     l->link = calloc((size_t)nranks, sizeof(double));
     l->pending = calloc((size_t)nranks, sizeof *l->pending);
-    if (!l->open || !l->last || !l->vals || !l->scratch || !l->link || !l->pending) {
+    l->child = calloc((size_t)nranks, 1);
+    if (!l->open || !l->last || !l->vals || !l->scratch || !l->link || !l->pending || !l->child) {
         sc_straggler_log_free(l);
         return NULL;
     }
@@ -71,6 +73,7 @@ void sc_straggler_log_free(sc_straggler_log *l)
     free(l->scratch);
     free(l->link);
     free(l->pending);
+    free(l->child);
     free(l);
 }
 
@@ -144,6 +147,7 @@ void sc_straggler_log_step(sc_straggler_log *l, long step, sc_mode mode, int k, 
     if (!l || !own || !st) return;
     l->steps++;
     link_ratios(l, feat);
+    for (int i = 0; i < l->n; i++) l->child[i] = mode == SC_MODE_GROUPS && parent && parent[i] >= 0;
     /* The median of the ranks the test does not hold slow (all of them
      * when it holds every rank slow). */
     int m = 0;
@@ -235,6 +239,13 @@ void sc_straggler_log_classified(sc_straggler_log *l, const sc_rank_status *st)
         int j = l->open[i];
         finding *r = j >= 0 ? &l->ep[j].why : &l->pending[i];
         if (j < 0 && c == SC_CAUSE_NONE) continue;   /* not slow, or not yet explained */
+        /* A child's window says little of why it was slow: nobody waits
+         * for it, its exchange with its parent looks like a slow link, and
+         * a rank under a CPU quota that keeps up as a child is throttled
+         * less (its 40-step run then read "network" or "none" against the
+         * "cpu" of the decision that made it a child).  Once a cause is
+         * found, a child's classifications do not vote. */
+        if (l->child[i] && r->cause != SC_CAUSE_NONE && r->signal[0]) continue;
         if (j < 0 && l->steps - r->step > SC_SLOG_PENDING_STEPS) memset(r, 0, sizeof *r);   /* old news */
         if (j < 0) r->step = l->steps;
         r->votes[c]++;
@@ -242,7 +253,9 @@ void sc_straggler_log_classified(sc_straggler_log *l, const sc_rank_status *st)
          * window on a loaded machine can show anything; a child's own
          * exchange with its parent can look like a slow link); the signal
          * of the latest classification that found it. */
-        if (c == (int)r->cause || r->votes[c] > r->votes[r->cause] || !r->signal[0]) {
+        /* A cause ties with "none" and wins: none is no explanation. */
+        int over_none = r->cause == SC_CAUSE_NONE && c != SC_CAUSE_NONE && r->votes[c] >= r->votes[SC_CAUSE_NONE];
+        if (c == (int)r->cause || r->votes[c] > r->votes[r->cause] || over_none || !r->signal[0]) {
             r->cause = (sc_cause)c;
             sc_straggler_signal(&st[i], median_compute, r->signal, sizeof r->signal);
         }

@@ -64,7 +64,9 @@ void sc_straggler_log_step(sc_straggler_log *l, long step, sc_mode mode, int k, 
                            const double *own, const double *feat, const sc_rank_status *st);
 
 /* A classification ran (a decision): open episodes take its cause and
- * signal where it found one. */
+ * signal where it found one (the cause most classifications found; those
+ * of a rank that was a child at the latest step do not vote once a cause
+ * is known). */
 void sc_straggler_log_classified(sc_straggler_log *l, const sc_rank_status *st);
 
 /* Steps observed so far. */

@@ -94,6 +94,65 @@ static void test_cause_found_first(void)
     sc_straggler_log_free(l);
 }
 
+/* A rank made a child for its CPU quota keeps up as a child and is
+ * throttled less: the later decisions read it "network" (its exchange
+ * with its parent) or "none", three to one.  A child's classifications do
+ * not vote once a cause is known: the table keeps cpu.  Then a slow link
+ * found late, after decisions that read "none". */
+static void test_child_keeps_its_cause(void)
+{
+    sc_straggler_log *l = sc_straggler_log_new(N);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    sc_rank_status st[N];
+    memset(st, 0, sizeof st);
+    int parent[N] = {-1, -1, -1, -1};
+    for (long s = 0; s < 120; s++) {
+        sc_mode mode = s <= 10 ? SC_MODE_SYNC : SC_MODE_GROUPS;
+        if (s == 11) parent[3] = 0;
+        step(l, s, mode, N, parent, s >= 2 ? 1u << 3 : 0, 3.0, 2, st);
+        if (s == 10) {   /* the decision that makes it a child, from a member's window */
+            st[3].cause = SC_CAUSE_CPU;
+            st[3].throttled_share = 0.9;
+            sc_straggler_log_classified(l, st);
+        }
+        if (s == 30 || s == 50 || s == 70) {
+            st[3].cause = s == 50 ? SC_CAUSE_NONE : SC_CAUSE_NETWORK;
+            st[3].throttled_share = 0.1;
+            sc_straggler_log_classified(l, st);
+        }
+    }
+    sc_straggler_row rows[4];
+    CU_ASSERT_EQUAL_FATAL(sc_straggler_log_rows(l, rows, 4, NULL), 1);
+    CU_ASSERT_EQUAL(rows[0].rank, 3);
+    CU_ASSERT_EQUAL(rows[0].cause, SC_CAUSE_CPU);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rows[0].signal, "throttled 90%"));
+    CU_ASSERT(rows[0].child_steps > 100);
+    sc_straggler_log_free(l);
+
+    /* A rank behind a slow link, slow from step 2, read "none" until its
+     * probe showed at step 50, the decision that made it a child: the
+     * cause ties with none and wins, and the child's later windows do
+     * not vote it back. */
+    l = sc_straggler_log_new(N);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    memset(st, 0, sizeof st);
+    parent[3] = -1;
+    for (long s = 0; s < 120; s++) {
+        sc_mode mode = s <= 50 ? SC_MODE_SYNC : SC_MODE_GROUPS;
+        if (s == 51) parent[3] = 0;
+        step(l, s, mode, N, parent, s >= 2 ? 1u << 3 : 0, 2.0, 2, st);
+        if (s == 30 || s == 50 || s == 70 || s == 90) {
+            st[3].cause = s == 50 ? SC_CAUSE_NETWORK : SC_CAUSE_NONE;
+            st[3].link_ratio = s == 50 ? 41.0 : 0.0;
+            sc_straggler_log_classified(l, st);
+        }
+    }
+    CU_ASSERT_EQUAL_FATAL(sc_straggler_log_rows(l, rows, 4, NULL), 1);
+    CU_ASSERT_EQUAL(rows[0].cause, SC_CAUSE_NETWORK);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rows[0].signal, "probe 41.0x"));
+    sc_straggler_log_free(l);
+}
+
 static void test_onset_end_and_quorum(void)
 {
     sc_straggler_log *l = sc_straggler_log_new(N);
@@ -249,6 +308,7 @@ void register_stragglers_suite(void)
     CU_pSuite s = CU_add_suite("straggler table", NULL, NULL);
     CU_add_test(s, "persistent cpu straggler made a child", test_persistent_child);
     CU_add_test(s, "a cause found before the test holds it slow counts", test_cause_found_first);
+    CU_add_test(s, "a child's later classifications keep its cause", test_child_keeps_its_cause);
     CU_add_test(s, "onset and end, left out of quorums", test_onset_end_and_quorum);
     CU_add_test(s, "in a quorum a late member pays the median transfer", test_quorum_own_times);
     CU_add_test(s, "a mode change rebases a held straggler's level", test_mode_change_rebases);
