@@ -46,7 +46,7 @@
  * median: short of CPU, whatever the run queue says (on a busy node every
  * rank queues, and the throttled rank's share saturates like theirs). */
 #define THROTTLED_FAR 0.2
-/* Given at most this times its peers' median share of the CPU while its
+/* Given at most SC_GIVEN_FACTOR times its peers' median share of the CPU while its
  * application threads are runnable (CPU over CPU plus their run-queue
  * delay), they queueing at least as much of the wall time as its peers'
  * and at least GIVEN_QUEUED of it: short of CPU on a crowded node.  A rank
@@ -56,7 +56,6 @@
  * only: a rank whose compute sleeps is given little CPU while its engine
  * thread queues for rounds it is late for, and that is not short of CPU.
  * 65% of the peers' share is not short: on a busy node noise gives that. */
-#define GIVEN_FACTOR 0.6
 #define GIVEN_QUEUED 0.3
 
 struct cusum {
@@ -505,7 +504,7 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
                         (st->runq_all_share >= RUNQ_FACTOR * med_runq_all ||
                          RUNQ_FACTOR * (1.0 - st->runq_all_share) <= 1.0 - med_runq_all)) ||
                        st->throttled_share >= med_throttled + THROTTLED_FAR;
-        st->cpu_short = st->cpu_given > 0.0 && med_given > 0.0 && st->cpu_given <= GIVEN_FACTOR * med_given &&
+        st->cpu_short = st->cpu_given > 0.0 && med_given > 0.0 && st->cpu_given <= SC_GIVEN_FACTOR * med_given &&
                         st->runq_share >= med_runq && st->runq_share >= GIVEN_QUEUED;
         int starved_now = (st->runq_far || st->cpu_short) && (share >= NET_BOUND_SHARE || child);
         st->starved = held(&c->starved_since, starved_now, last_step, window_steps, d->persist);

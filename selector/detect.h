@@ -45,7 +45,7 @@ typedef struct sc_rank_status {
     int slow_link;     /* net_pressure on this rank only (not the majority), held persistently */
     int starved;       /* run-queue share far above its peers' where transfers matter, held persistently */
     int runq_far;      /* run-queue share (every thread's) far above its peers' in this window (STARVED_EXCESS, RUNQ_FACTOR) */
-    int cpu_short;     /* given a share of the CPU it waits for far below its peers', on a node where it queues as they do (GIVEN_FACTOR) */
+    int cpu_short;     /* given a share of the CPU it waits for far below its peers', on a node where it queues as they do (SC_GIVEN_FACTOR) */
     sc_cause cause;    /* why it is slow; SC_CAUSE_NONE when not slow or unexplained */
     double slowdown;   /* own step time / median over the ring's non-stragglers */
     double own_s, compute_s, xfer_s, step_s; /* window means, seconds */
@@ -70,6 +70,19 @@ typedef struct sc_rank_status {
     double cpu_headroom; /* [0, 1]: 1 = idle CPU to spare */
     double nic_headroom; /* [0, 1]: 1 = idle link (or speed unknown) */
 } sc_rank_status;
+
+/* Given at most this times the median share of the CPU while runnable
+ * (CPU time over CPU time plus the application threads' run-queue delay):
+ * far less of the CPU than its peers (detect.c's cpu_short, and the first
+ * coordinator's placement). */
+#define SC_GIVEN_FACTOR 0.6
+
+/* Short of CPU by its share while runnable, though not queueing far longer
+ * than its peers: what to name as its signal. */
+static inline int sc_rank_short_by_share(const sc_rank_status *st)
+{
+    return st->cpu_short && !st->runq_far;
+}
 
 /* Short of a resource the rounds need, as the monitor measures it: CPU
  * (run-queue share far above its peers', or far less of the CPU given it

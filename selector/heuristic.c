@@ -131,7 +131,7 @@ static void describe_children(const sc_situation *sit, const unsigned char *chil
         char sig[48] = "";
         if (st->cause == SC_CAUSE_CPU && st->throttled_share > 0.0)
             snprintf(sig, sizeof sig, " throttled %.0f%%", 100.0 * st->throttled_share);
-        else if (st->cause == SC_CAUSE_CPU && st->cpu_short && !st->runq_far)
+        else if (st->cause == SC_CAUSE_CPU && sc_rank_short_by_share(st))
             snprintf(sig, sizeof sig, " given %.0f%% of the CPU", 100.0 * st->cpu_given);
         else if (st->cause == SC_CAUSE_CPU)
             snprintf(sig, sizeof sig, " runq %.0f%%", 100.0 * st->runq_share);

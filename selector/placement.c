@@ -111,7 +111,7 @@ int sc_first_coordinator(int nranks, const double *load, const double *given)
         sc_sort_doubles(known, m);
         double med = m > 0 ? sc_median_sorted(known, m) : 0.0;
         for (int r = 0; r < nranks; r++) {
-            out[r] = given[r] > 0.0 && given[r] <= SC_COORD_GIVEN_FACTOR * med;
+            out[r] = given[r] > 0.0 && given[r] <= SC_GIVEN_FACTOR * med;
             nout += out[r];
         }
         if (nout == nranks) memset(out, 0, (size_t)nranks);

@@ -33,11 +33,10 @@ int sc_place_coordinator(int nranks, const sc_rank_status *st, const unsigned ch
  * pattern was learned: load[r] (compute outside the library plus time its
  * CPU quota throttled it) and given[r] (the share of the CPU its calling
  * thread was given while runnable; <= 0 unknown).  Ranks given at most
- * SC_COORD_GIVEN_FACTOR of the median known share are left out (unless
+ * SC_GIVEN_FACTOR (detect.h) of the median known share are left out (unless
  * every rank would be); of the others, the lowest rank whose load is
  * within 10% (or 1 ms) of their least.  Pure: every rank computes the
  * same choice from the same gathered figures. */
-#define SC_COORD_GIVEN_FACTOR 0.6
 int sc_first_coordinator(int nranks, const double *load, const double *given);
 
 #endif

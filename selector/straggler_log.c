@@ -197,7 +197,7 @@ void sc_straggler_signal(const sc_rank_status *st, double median_compute_s, char
     case SC_CAUSE_CPU:
         if (st->throttled_share >= 0.05)
             snprintf(buf, len, "throttled %.0f%% of wall by its CPU quota", 100.0 * st->throttled_share);
-        else if (st->cpu_short && !st->runq_far)   /* every rank queues: its share of the CPU tells */
+        else if (sc_rank_short_by_share(st))   /* every rank queues: its share of the CPU tells */
             snprintf(buf, len, "given %.0f%% of the CPU while runnable, run-queue delay %.0f%% of wall",
                      100.0 * st->cpu_given, 100.0 * st->runq_all_share);
         else if (st->runq_share >= 0.05)
