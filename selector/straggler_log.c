@@ -102,10 +102,17 @@ static int new_episode(sc_straggler_log *l)
 static void open_episode(sc_straggler_log *l, int i, long step, const sc_rank_status *st)
 {
     long from = st->straggler && st->onset_step >= 0 && st->onset_step <= step ? st->onset_step : step;
+    int fresh = l->steps - l->pending[i].step <= SC_SLOG_PENDING_STEPS && l->pending[i].signal[0];
     int j = l->last[i];
     if (j >= 0 && l->ep[j].used && l->ep[j].row.rank == i && l->ep[j].row.to_step >= 0 &&
         from - l->ep[j].row.to_step <= SC_SLOG_MERGE_GAP) {
         l->open[i] = j;   /* slow again soon after: the same episode */
+        /* What a decision found between its two parts (a rank under a CPU
+         * quota, slow at steps 1-3 and again from 6, classified cpu at step
+         * 5 and made a child there; lost, its child's exchange with its
+         * parent later read "network"). */
+        if (fresh && l->ep[j].why.cause == SC_CAUSE_NONE) l->ep[j].why = l->pending[i];
+        memset(&l->pending[i], 0, sizeof l->pending[i]);
         return;
     }
     j = new_episode(l);
@@ -119,7 +126,7 @@ static void open_episode(sc_straggler_log *l, int i, long step, const sc_rank_st
     e->row.rank = i;
     e->row.from_step = from;
     e->row.to_step = -1;
-    if (l->steps - l->pending[i].step <= SC_SLOG_PENDING_STEPS) e->why = l->pending[i];   /* what decisions just before found */
+    if (fresh) e->why = l->pending[i];   /* what decisions just before found */
     memset(&l->pending[i], 0, sizeof l->pending[i]);
     l->open[i] = l->last[i] = j;
 }

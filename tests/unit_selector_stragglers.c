@@ -151,6 +151,32 @@ static void test_child_keeps_its_cause(void)
     CU_ASSERT_EQUAL(rows[0].cause, SC_CAUSE_NETWORK);
     CU_ASSERT_PTR_NOT_NULL(strstr(rows[0].signal, "probe 41.0x"));
     sc_straggler_log_free(l);
+
+    /* A rank under a CPU quota, slow at steps 1-3, on time at 4-5 where
+     * the (early) decision at step 5 finds it short of CPU and makes it a
+     * child, slow again from step 6: one episode, merged, and the cause
+     * found between its parts is kept against the child's later
+     * "network". */
+    l = sc_straggler_log_new(N);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    memset(st, 0, sizeof st);
+    parent[3] = -1;
+    for (long s = 0; s < 40; s++) {
+        sc_mode mode = s <= 5 ? SC_MODE_SYNC : SC_MODE_GROUPS;
+        if (s == 6) parent[3] = 0;
+        int slow = (s >= 1 && s <= 3) || s >= 6;
+        step(l, s, mode, N, parent, slow ? 1u << 3 : 0, 3.0, s <= 3 ? 1 : 6, st);
+        if (s == 5 || s == 15 || s == 25 || s == 35) {
+            st[3].cause = s == 5 ? SC_CAUSE_CPU : SC_CAUSE_NETWORK;
+            st[3].throttled_share = s == 5 ? 0.9 : 0.0;
+            sc_straggler_log_classified(l, st);
+        }
+    }
+    CU_ASSERT_EQUAL_FATAL(sc_straggler_log_rows(l, rows, 4, NULL), 1);
+    CU_ASSERT_EQUAL(rows[0].from_step, 1);
+    CU_ASSERT_EQUAL(rows[0].cause, SC_CAUSE_CPU);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rows[0].signal, "throttled 90%"));
+    sc_straggler_log_free(l);
 }
 
 static void test_onset_end_and_quorum(void)
