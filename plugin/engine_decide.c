@@ -204,13 +204,14 @@ static int decide_auto(struct sc_decider *d, long *parent, sc_mode *mode, int *k
         if (!sc_schedule_due(d->schedule, d->step, &d->dec)) return 0;
     } else {
         /* The first decision comes after a short first epoch (at most
-         * SC_FIRST_EPOCH steps), and an onset before it waits for it: a
+         * SC_FIRST_EPOCH steps, or from SC_EARLY_STEPS on when the steps
+         * seen already make a clear case), and an onset before it waits for it: a
          * straggler present from the start is then already persistent, and
          * is made a child at once rather than first dropped from quorums.
          * A straggler that appears later is acted on as the onset test sees
          * it. */
         long first = sc_rt.policy.epoch < SC_FIRST_EPOCH ? sc_rt.policy.epoch : SC_FIRST_EPOCH;
-        if (!d->decided ? d->step < first
+        if (!d->decided ? d->step < first && !sc_selector_early_case(d->sel)
                         : d->step - d->last_decide < sc_rt.policy.epoch && !sc_selector_urgent(d->sel)) return 0;
         d->decided = 1;
         d->last_decide = d->step;

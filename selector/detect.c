@@ -73,6 +73,7 @@ struct cusum {
 
 struct sc_detect {
     int n, persist;
+    int peek;       /* classify leaves the held conditions' starting steps alone */
     double sigma;
     int sigma_set;
     double ib_med_min; /* lowest positive median InfiniBand wait rate seen */
@@ -415,6 +416,18 @@ static sc_cause cause_of(const sc_rank_status *st, double med_compute, double me
     return SC_CAUSE_NONE;
 }
 
+void sc_detect_set_persist(sc_detect *d, int persist_steps)
+{
+    if (d && persist_steps >= 1)
+        d->persist = persist_steps;
+}
+
+void sc_detect_peek(sc_detect *d, int on)
+{
+    if (d)
+        d->peek = on ? 1 : 0;
+}
+
 /* A condition seen over the window ending at last_step: *since is the
  * first step of the run of windows showing it (-1 none).  1 once it has
  * held for `persist` steps. */
@@ -468,7 +481,7 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
         if (st->link_util >= LINK_NEAR)
             sum->nlink_near++;
     }
-    if (med_ib > 0.0 && (d->ib_med_min <= 0.0 || med_ib < d->ib_med_min))
+    if (!d->peek && med_ib > 0.0 && (d->ib_med_min <= 0.0 || med_ib < d->ib_med_min))
         d->ib_med_min = med_ib;
     double ib_ref = d->ib_med_min > IB_FLOOR ? d->ib_med_min : IB_FLOOR;
     sum->ib_growing = med_ib >= 2.0 * ib_ref;
@@ -487,7 +500,11 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
         /* A link under pressure on this rank alone, where transfers matter
          * (a slow probe says so by itself: the excess counts the step's bytes). */
         int lone_link = !majority && (st->probe_slow || (st->net_pressure && share >= NET_BOUND_SHARE));
-        st->slow_link = held(&c->net_since, lone_link, last_step, window_steps, d->persist);
+        /* A look between decisions (sc_detect_peek) leaves where the held
+         * conditions began as it was: one short, noisy window must not
+         * reset a starvation the decisions see held. */
+        long net_since = c->net_since, starved_since = c->starved_since;
+        st->slow_link = held(&net_since, lone_link, last_step, window_steps, d->persist);
         /* Starved of CPU where transfers matter.  A rank whose compute is
          * mostly waiting (sleeps, I/O, a GPU) computes no slower under a
          * quota, but every exact collective waits for its MPI progress, and
@@ -507,7 +524,11 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
         st->cpu_short = st->cpu_given > 0.0 && med_given > 0.0 && st->cpu_given <= SC_GIVEN_FACTOR * med_given &&
                         st->runq_share >= med_runq && st->runq_share >= GIVEN_QUEUED;
         int starved_now = (st->runq_far || st->cpu_short) && (share >= NET_BOUND_SHARE || child);
-        st->starved = held(&c->starved_since, starved_now, last_step, window_steps, d->persist);
+        st->starved = held(&starved_since, starved_now, last_step, window_steps, d->persist);
+        if (!d->peek) {
+            c->net_since = net_since;
+            c->starved_since = starved_since;
+        }
         st->persistent = (st->straggler && last_step - st->onset_step + 1 >= d->persist) || st->slow_link || st->starved;
         if (st->straggler || lone_link)
             st->cause = cause_of(st, med_compute, med_runq, med_runq_s, med_cpw, med_nvcsw, med_xfer, med_own);

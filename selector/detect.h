@@ -152,6 +152,17 @@ void sc_detect_classify(sc_detect *d, long last_step, int window_steps, const do
 
 /* Per-rank status, nranks entries, owned by d. */
 const sc_rank_status *sc_detect_status(const sc_detect *d);
+
+/* Steps a condition must hold to be persistent in the classifications
+ * that follow (at least 1; sc_detect_new's persist_steps until changed).
+ * The selector shortens it for its first decision, which sees every step
+ * since the start. */
+void sc_detect_set_persist(sc_detect *d, int persist_steps);
+
+/* While on, sc_detect_classify is a look only: the statuses it fills say
+ * what a decision would see now, and the steps where held conditions
+ * (starvation, a slow link) began are left for the decisions. */
+void sc_detect_peek(sc_detect *d, int on);
 /* Cross-rank noise level of log step times (robust, smoothed). */
 double sc_detect_noise(const sc_detect *d);
 

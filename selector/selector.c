@@ -27,6 +27,10 @@
  * tolerant mode left behind catch up): the straggler detector skips them. */
 #define SC_SETTLE_STEPS 3
 
+/* Steps between looks for a shortage of CPU or link newly held between
+ * decisions (observe). */
+#define SC_HELD_CHECK 5
+
 struct sc_selector {
     int kind, n, epoch;
     sc_limits pol;
@@ -264,6 +268,8 @@ static void compute_by_arrival(sc_selector *s, sc_mode current_mode)
     }
 }
 
+static void build_situation(sc_selector *s, int look);
+
 void sc_selector_observe(sc_selector *s, long step, sc_mode current_mode, const double *feat)
 {
     if (!s || !feat)
@@ -350,12 +356,37 @@ void sc_selector_observe(sc_selector *s, long step, sc_mode current_mode, const 
     sc_window_add(&s->win, step, s->feat, s->own, s->xfer);
     s->last_step = step;
     s->have_steps = 1;
+    /* A ring member's shortage of CPU or link is classified on the window's
+     * means, at decisions only: one that becomes held between them (given
+     * 0.53 of its peers' share of the CPU over a run, above 0.6 in the
+     * first window) waited for the epoch's end, step 30.  Look every
+     * SC_HELD_CHECK steps; each such rank is news once. */
+    if (s->last_decide_step >= 0 && !s->urgent && !catching_up && (step - s->last_decide_step) % SC_HELD_CHECK == 0) {
+        build_situation(s, 1);
+        const sc_rank_status *st = sc_detect_status(s->det);
+        for (int i = 0; i < s->n; i++)
+            if (st[i].persistent && sc_rank_short_of_resource(&st[i]) && !s->cur.child[i] && !s->was_persistent[i])
+                s->urgent = 1;
+    }
 }
 
 int sc_selector_urgent(const sc_selector *s) { return s ? s->urgent : 0; }
 
-/* Builds s->sit from the window: the steps since the latest change point. */
-static void build_situation(sc_selector *s)
+int sc_selector_early_case(sc_selector *s)
+{
+    if (!s || !s->have_steps || s->last_decide_step >= 0 || s->win.count < SC_EARLY_STEPS)
+        return 0;
+    build_situation(s, 1);
+    const sc_rank_status *st = sc_detect_status(s->det);
+    for (int i = 0; i < s->n; i++)
+        if (st[i].persistent && (sc_rank_short_of_resource(&st[i]) || st[i].slowdown >= SC_EARLY_SLOWDOWN))
+            return 1;
+    return 0;
+}
+
+/* Builds s->sit from the window: the steps since the latest change point.
+ * look: between decisions, leaving the detector's held conditions alone. */
+static void build_situation(sc_selector *s, int look)
 {
     int n = s->n;
     /* The first decision looks at every step since the start: a straggler
@@ -368,7 +399,21 @@ static void build_situation(sc_selector *s)
         rows = s->win.count;
     sc_window_means(&s->win, rows, s->mean_feat, s->mean_own, s->mean_xfer);
     const unsigned char *ring = s->cur.mode == SC_MODE_GROUPS ? s->ring : NULL;
+    /* Before the first decision every step seen counts: a rank slow (or
+     * short of CPU) in all of them is persistent, whether 5 or 10 were
+     * seen.  One step of slack, as the change-point test may place the
+     * onset of a straggler present from the start a step in. */
+    int span = s->persist;
+    if (s->last_decide_step < 0) {
+        int seen = rows - 1 > SC_EARLY_STEPS - 1 ? rows - 1 : SC_EARLY_STEPS - 1;
+        if (seen < span)
+            span = seen;
+    }
+    sc_detect_set_persist(s->det, span);
+    sc_detect_peek(s->det, look);
     sc_detect_classify(s->det, s->last_step, rows, s->mean_feat, s->mean_own, s->mean_xfer, ring, &s->sum);
+    sc_detect_peek(s->det, 0);
+    sc_detect_set_persist(s->det, s->persist);
 
     memset(s->kth_mean, 0, (size_t)n * sizeof(double));
     /* The spread is the median over the rows, not the mean: one hiccup of a
@@ -449,7 +494,7 @@ void sc_selector_learn(sc_selector *s, long step)
     (void)step;
     if (!s || !s->have_steps)
         return;
-    build_situation(s);
+    build_situation(s, 0);
     learn_window(s, sc_learned_class(&s->sit));
 }
 
@@ -531,7 +576,7 @@ int sc_selector_decide(sc_selector *s, long step, sc_decision *out)
         return 0;
     }
     int n = s->n;
-    build_situation(s);
+    build_situation(s, 0);
     const sc_situation *sit = &s->sit;
     int cls = sc_learned_class(sit);
 

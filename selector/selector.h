@@ -67,6 +67,16 @@ int sc_selector_decide(sc_selector *s, long step, sc_decision *out);
  * so the plugin may decide before the epoch ends. */
 int sc_selector_urgent(const sc_selector *s);
 
+/* Before the first decision, from SC_EARLY_STEPS observed steps on: 1 when
+ * the steps seen already hold a rank persistently short of its CPU or link,
+ * or at least SC_EARLY_SLOWDOWN times slower than its peers in every one of
+ * them, so the first decision need not wait for the full first epoch (each
+ * exact step of a run that starts with such a rank is paid at its pace).
+ * Noise early in a run rarely lasts every step at that size. */
+#define SC_EARLY_STEPS 5
+#define SC_EARLY_SLOWDOWN 1.5
+int sc_selector_early_case(sc_selector *s);
+
 /* Learns from the steps since the last call without deciding (the learned
  * model only; for replaying traces in starcoll-train). */
 void sc_selector_learn(sc_selector *s, long step);

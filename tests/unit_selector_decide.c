@@ -211,6 +211,41 @@ static void test_first_decision_needs_a_straggler(void)
     driver_free(&dr);
 }
 
+/* The early first decision needs a clear case: a sleeping rank 1.3x slow
+ * from the start (no resource short, under SC_EARLY_SLOWDOWN) waits for
+ * the first epoch's end, as does a job with jitter alone; a 2x one is
+ * decided on SC_EARLY_STEPS steps in. */
+static void test_early_first_decision_needs_a_clear_case(void)
+{
+    static const struct {
+        double slow;
+        int jitter_only;
+        long want_first;   /* step of the first decision; -1: none by step 9 */
+    } cases[] = {{1.3, 0, 9}, {2.0, 0, SC_EARLY_STEPS - 1}, {1.0, 1, -1}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 21 + c) == 0);
+        dr.first_decision = 10;
+        dr.syn.jitter = cases[c].jitter_only ? 0.3 : 0.01;
+        dr.syn.noise_scale = 8.0;
+        dr.syn.lags = 1;
+        if (!cases[c].jitter_only) {
+            dr.syn.rank[2].slow = cases[c].slow;
+            dr.syn.rank[2].sleeps = 1;
+        }
+        driver_run(&dr, 10, 1);
+        show("early first decision?", &dr);
+        if (cases[c].want_first < 0) {
+            CU_ASSERT_EQUAL(dr.changes, 0);
+            CU_ASSERT_EQUAL(dr.decides, 1);   /* the epoch's own, at step 9 */
+        } else {
+            CU_ASSERT_FATAL(dr.changes >= 1);
+            CU_ASSERT_EQUAL(dr.change_step[0], cases[c].want_first);
+            CU_ASSERT_NOT_EQUAL(dr.change_mode[0], SC_MODE_SYNC);
+        }
+        driver_free(&dr);
+    }
+}
+
 /* The same jitter where quorum's rounds cost more than the waiting they
  * save (an oversubscribed node): quorum, entered on the spread alone, is
  * measured for a quarter epoch, then left for sync at once (not at the
@@ -338,8 +373,9 @@ static void test_paced_loss_keeps_straggler_in_view(void)
 /* Issue 15's scenario in features: 4 ranks, rank 3 under a CPU quota
  * needs 4x the wall time for its compute, but is throttled mostly while it
  * waits inside MPI, so its compute phase shows 1.1x.  Its arrival at the
- * collectives shows 4x: at the first decision (step 10, the plugin's first
- * epoch) it becomes a child, cause cpu. */
+ * collectives shows 4x in every step: the first decision comes early
+ * (SC_EARLY_STEPS steps in, not at the end of the plugin's first epoch),
+ * and it becomes a child there, cause cpu. */
 static void test_throttled_rank_found_by_arrival(void)
 {
     CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 4, 20, NULL, 11) == 0);
@@ -353,7 +389,7 @@ static void test_throttled_rank_found_by_arrival(void)
     driver_run(&dr, 12, 1);
     show("throttled rank, seen by arrival", &dr);
     CU_ASSERT_EQUAL_FATAL(dr.changes >= 1, 1);
-    CU_ASSERT_EQUAL(dr.change_step[0], 9);
+    CU_ASSERT_EQUAL(dr.change_step[0], SC_EARLY_STEPS - 1);
     CU_ASSERT_EQUAL(dr.change_mode[0], SC_MODE_GROUPS);
     CU_ASSERT(dr.parent[3] >= 0);
     /* the decision names it by its slowdown at the collectives, not 1.1x */
@@ -370,7 +406,7 @@ static void test_throttled_rank_found_by_arrival(void)
  * own and nobody's phase times or arrival stand out; on a busy node its
  * run queue saturates like its peers'.  Its cgroup's throttled time (75%
  * of the wall time, the peers' none) makes it short of CPU: a child at the
- * first decision, cause cpu. */
+ * first decision, early, cause cpu. */
 static void test_quota_throttled_rank_becomes_child(void)
 {
     CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 4, 20, NULL, 12) == 0);
@@ -385,11 +421,38 @@ static void test_quota_throttled_rank_becomes_child(void)
     driver_run(&dr, 12, 1);
     show("quota-throttled rank, on time", &dr);
     CU_ASSERT_EQUAL_FATAL(dr.changes >= 1, 1);
-    CU_ASSERT_EQUAL(dr.change_step[0], 9);
+    CU_ASSERT_EQUAL(dr.change_step[0], SC_EARLY_STEPS - 1);
     CU_ASSERT_EQUAL(dr.change_mode[0], SC_MODE_GROUPS);
     CU_ASSERT(dr.parent[3] >= 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(dr.change_reason[0], "rank 3"));
     CU_ASSERT_PTR_NOT_NULL(strstr(dr.change_reason[0], "throttled 75%"));
+    driver_free(&dr);
+}
+
+/* A rank whose CPU quota starts to throttle it after the first decision
+ * (on time, so no straggler by arrival): its shortage is held between
+ * decisions, and is acted on then, not at the next epoch's end. */
+static void test_starvation_held_between_decisions(void)
+{
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 4, 20, NULL, 13) == 0);
+    dr.first_decision = 10;
+    dr.syn.jitter = 0.05;
+    dr.syn.noise_scale = 8.0;
+    dr.syn.lags = 1;
+    dr.syn.comm_s = 0.08;
+    for (int i = 0; i < 4; i++)
+        dr.syn.rank[i].runq_share = 0.7;
+    driver_run(&dr, 20, 1);
+    CU_ASSERT_EQUAL(dr.changes, 0);
+    dr.syn.rank[3].throttled = 0.75;
+    driver_run(&dr, 19, 1);   /* up to step 38, before the epoch's end */
+    show("quota from step 20", &dr);
+    int c = driver_change_after(&dr, 20);
+    CU_ASSERT_FATAL(c >= 0);
+    CU_ASSERT(dr.change_step[c] < 39);
+    CU_ASSERT_EQUAL(dr.change_mode[c], SC_MODE_GROUPS);
+    CU_ASSERT(dr.parent[3] >= 0);
+    printf("      rank 3 a child at step %ld\n", dr.change_step[c]);
     driver_free(&dr);
 }
 
@@ -1032,6 +1095,10 @@ void register_decide_suite(void)
     CU_add_test(s, "lognormal jitter on all -> quorum with sensible k", test_jitter_gives_quorum);
     CU_add_test(s, "the first decision leaves sync only for a straggler, not for a spread alone",
                 test_first_decision_needs_a_straggler);
+    CU_add_test(s, "a CPU shortage held between decisions is acted on before the epoch's end",
+                test_starvation_held_between_decisions);
+    CU_add_test(s, "early first decision: a clear case only (2x, not 1.3x or jitter)",
+                test_early_first_decision_needs_a_clear_case);
     CU_add_test(s, "quorum measured no better than sync -> back to sync, once", test_quorum_that_does_not_pay);
     CU_add_test(s, "groups measured no better than quorum -> quorum", test_groups_that_does_not_pay);
     CU_add_test(s, "quorum with a stall every 6th step still pays -> quorum", test_quorum_with_spikes_still_pays);

@@ -171,9 +171,11 @@ int driver_run(driver *dr, long steps, int urgent)
                    dr->feat);
         sc_selector_observe(dr->sel, dr->step, dr->d.mode, dr->feat);
         int epoch_end = (dr->step + 1) % dr->epoch == 0 || dr->step + 1 == dr->first_decision;
-        if (dr->step + 1 < dr->first_decision)
+        /* As the plugin: before its first epoch ends, decide only on a clear case. */
+        int early = dr->step + 1 < dr->first_decision && dr->decides == 0 && sc_selector_early_case(dr->sel);
+        if (dr->step + 1 < dr->first_decision && !early)
             continue;
-        if (epoch_end || (urgent && sc_selector_urgent(dr->sel))) {
+        if (epoch_end || early || (urgent && sc_selector_urgent(dr->sel))) {
             dr->decides++;
             if (sc_selector_decide(dr->sel, dr->step, &dr->d)) {
                 if (dr->changes < SYNTH_MAX_CHANGES) {
