@@ -407,16 +407,23 @@ static void test_throttled_rank_found_by_arrival(void)
  * run queue saturates like its peers'.  Its cgroup's throttled time (75%
  * of the wall time, the peers' none) makes it short of CPU: a child at the
  * first decision, early, cause cpu. */
-static void test_quota_throttled_rank_becomes_child(void)
+/* 4 ranks on a busy node (every run queue at 0.7 of the wall), all waiting
+ * inside the collective, the plugin's first epoch. */
+static void busy_node_scene(uint64_t seed)
 {
-    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 4, 20, NULL, 12) == 0);
+    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 4, 20, NULL, seed) == 0);
     dr.first_decision = 10;
     dr.syn.jitter = 0.05;
     dr.syn.noise_scale = 8.0;
     dr.syn.lags = 1;
-    dr.syn.comm_s = 0.08; /* everyone waits inside the collective */
+    dr.syn.comm_s = 0.08;
     for (int i = 0; i < 4; i++)
         dr.syn.rank[i].runq_share = 0.7;
+}
+
+static void test_quota_throttled_rank_becomes_child(void)
+{
+    busy_node_scene(12);
     dr.syn.rank[3].throttled = 0.75;
     driver_run(&dr, 12, 1);
     show("quota-throttled rank, on time", &dr);
@@ -434,14 +441,7 @@ static void test_quota_throttled_rank_becomes_child(void)
  * decisions, and is acted on then, not at the next epoch's end. */
 static void test_starvation_held_between_decisions(void)
 {
-    CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 4, 20, NULL, 13) == 0);
-    dr.first_decision = 10;
-    dr.syn.jitter = 0.05;
-    dr.syn.noise_scale = 8.0;
-    dr.syn.lags = 1;
-    dr.syn.comm_s = 0.08;
-    for (int i = 0; i < 4; i++)
-        dr.syn.rank[i].runq_share = 0.7;
+    busy_node_scene(13);
     driver_run(&dr, 20, 1);
     CU_ASSERT_EQUAL(dr.changes, 0);
     dr.syn.rank[3].throttled = 0.75;
