@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "detect.h"
 #include "hysteresis.h"
 #include "names.h"
 #include "pay.h"
@@ -596,6 +597,44 @@ static void test_starved_rank_becomes_child(void)
     starved_run(0.85, 0.6, 0.01, 0.02, 1);
 }
 
+/* The detector alone, on one window's means: 4 ranks crowded on a busy
+ * node, rank 3 given 17% of the CPU while runnable against its peers' 37%,
+ * with 19% of its step in transfers.  Arriving 1.13x late, the others wait
+ * for it (transfers plus lateness): starved.  On time: not. */
+static int starved_when_late(double late)
+{
+    enum { R = 4 };
+    sc_detect *d = sc_detect_new(R, 4);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    double feat[R * SC_NFEAT], own[R], xfer[R];
+    memset(feat, 0, sizeof feat);
+    for (int i = 0; i < R; i++) {
+        double *f = feat + (size_t)i * SC_NFEAT;
+        f[SC_F_STEP_S] = 0.055;
+        f[SC_F_COMPUTE_S] = 0.020;
+        f[SC_F_CPU_S] = i == 3 ? 0.010 : 0.020;
+        f[SC_F_APP_RUNQ_S] = i == 3 ? 0.050 : 0.034;   /* given 0.17 against 0.37 */
+        f[SC_F_RUNQ_S] = i == 3 ? 0.048 : 0.034;
+        own[i] = i == 3 ? 0.040 * late : 0.040;
+        xfer[i] = i == 3 ? 0.19 * own[i] : 0.018;
+    }
+    sc_detect_summary sum;
+    sc_detect_classify(d, 4, 5, feat, own, xfer, NULL, &sum);
+    const sc_rank_status *st = sc_detect_status(d);
+    CU_ASSERT_TRUE(st[3].cpu_short);
+    int starved = st[3].starved;
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_FALSE(st[i].starved);
+    sc_detect_free(d);
+    return starved;
+}
+
+static void test_short_of_cpu_and_late_is_starved(void)
+{
+    CU_ASSERT_TRUE(starved_when_late(1.13));
+    CU_ASSERT_FALSE(starved_when_late(1.0));
+}
+
 static void test_slow_link_becomes_child(void)
 {
     CU_ASSERT_FATAL(driver_init(&dr, SC_KIND_HEURISTIC, 8, 20, NULL, 7) == 0);
@@ -1095,6 +1134,8 @@ void register_decide_suite(void)
     CU_add_test(s, "lognormal jitter on all -> quorum with sensible k", test_jitter_gives_quorum);
     CU_add_test(s, "the first decision leaves sync only for a straggler, not for a spread alone",
                 test_first_decision_needs_a_straggler);
+    CU_add_test(s, "short of CPU with transfers under a fifth of its step, but late: starved",
+                test_short_of_cpu_and_late_is_starved);
     CU_add_test(s, "a CPU shortage held between decisions is acted on before the epoch's end",
                 test_starvation_held_between_decisions);
     CU_add_test(s, "early first decision: a clear case only (2x, not 1.3x or jitter)",
