@@ -94,6 +94,44 @@ static void test_cause_found_first(void)
     sc_straggler_log_free(l);
 }
 
+/* One classification of rank 3: at step `at`, the cause found, with the
+ * signal's throttled share and link probe ratio. */
+typedef struct verdict {
+    long at;
+    sc_cause cause;
+    double throttled, link_ratio;
+} verdict;
+
+/* Rank 3 factor times slower from step `from` to `to` (exclusive) and
+ * again from `again` on (again == to: slow throughout), a child from step
+ * child_at (groups; sync before), classified as the verdicts say.  Fills
+ * the log's rows (at most 4) and returns their count. */
+static int child_run(long steps, double factor, long from, long to, long again, long child_at,
+                     const verdict *v, int nv, sc_straggler_row *rows)
+{
+    sc_straggler_log *l = sc_straggler_log_new(N);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    sc_rank_status st[N];
+    memset(st, 0, sizeof st);
+    int parent[N] = {-1, -1, -1, -1};
+    for (long s = 0; s < steps; s++) {
+        if (s == child_at) parent[3] = 0;
+        int slow = (s >= from && s < to) || s >= again;
+        step(l, s, s < child_at ? SC_MODE_SYNC : SC_MODE_GROUPS, N, parent, slow ? 1u << 3 : 0, factor,
+             s < to ? from : again, st);
+        for (int j = 0; j < nv; j++)
+            if (v[j].at == s) {
+                st[3].cause = v[j].cause;
+                st[3].throttled_share = v[j].throttled;
+                st[3].link_ratio = v[j].link_ratio;
+                sc_straggler_log_classified(l, st);
+            }
+    }
+    int nrows = sc_straggler_log_rows(l, rows, 4, NULL);
+    sc_straggler_log_free(l);
+    return nrows;
+}
+
 /* A rank made a child for its CPU quota keeps up as a child and is
  * throttled less: the later decisions read it "network" (its exchange
  * with its parent) or "none", three to one.  A child's classifications do
@@ -101,82 +139,43 @@ static void test_cause_found_first(void)
  * found late, after decisions that read "none". */
 static void test_child_keeps_its_cause(void)
 {
-    sc_straggler_log *l = sc_straggler_log_new(N);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    sc_rank_status st[N];
-    memset(st, 0, sizeof st);
-    int parent[N] = {-1, -1, -1, -1};
-    for (long s = 0; s < 120; s++) {
-        sc_mode mode = s <= 10 ? SC_MODE_SYNC : SC_MODE_GROUPS;
-        if (s == 11) parent[3] = 0;
-        step(l, s, mode, N, parent, s >= 2 ? 1u << 3 : 0, 3.0, 2, st);
-        if (s == 10) {   /* the decision that makes it a child, from a member's window */
-            st[3].cause = SC_CAUSE_CPU;
-            st[3].throttled_share = 0.9;
-            sc_straggler_log_classified(l, st);
-        }
-        if (s == 30 || s == 50 || s == 70) {
-            st[3].cause = s == 50 ? SC_CAUSE_NONE : SC_CAUSE_NETWORK;
-            st[3].throttled_share = 0.1;
-            sc_straggler_log_classified(l, st);
-        }
-    }
     sc_straggler_row rows[4];
-    CU_ASSERT_EQUAL_FATAL(sc_straggler_log_rows(l, rows, 4, NULL), 1);
+    /* the decision at step 10 makes it a child, from a member's window */
+    const verdict quota[] = {{10, SC_CAUSE_CPU, 0.9, 0.0},
+                             {30, SC_CAUSE_NETWORK, 0.1, 0.0},
+                             {50, SC_CAUSE_NONE, 0.1, 0.0},
+                             {70, SC_CAUSE_NETWORK, 0.1, 0.0}};
+    CU_ASSERT_EQUAL_FATAL(child_run(120, 3.0, 2, 120, 120, 11, quota, 4, rows), 1);
     CU_ASSERT_EQUAL(rows[0].rank, 3);
     CU_ASSERT_EQUAL(rows[0].cause, SC_CAUSE_CPU);
     CU_ASSERT_PTR_NOT_NULL(strstr(rows[0].signal, "throttled 90%"));
     CU_ASSERT(rows[0].child_steps > 100);
-    sc_straggler_log_free(l);
 
     /* A rank behind a slow link, slow from step 2, read "none" until its
      * probe showed at step 50, the decision that made it a child: the
      * cause ties with none and wins, and the child's later windows do
      * not vote it back. */
-    l = sc_straggler_log_new(N);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    memset(st, 0, sizeof st);
-    parent[3] = -1;
-    for (long s = 0; s < 120; s++) {
-        sc_mode mode = s <= 50 ? SC_MODE_SYNC : SC_MODE_GROUPS;
-        if (s == 51) parent[3] = 0;
-        step(l, s, mode, N, parent, s >= 2 ? 1u << 3 : 0, 2.0, 2, st);
-        if (s == 30 || s == 50 || s == 70 || s == 90) {
-            st[3].cause = s == 50 ? SC_CAUSE_NETWORK : SC_CAUSE_NONE;
-            st[3].link_ratio = s == 50 ? 41.0 : 0.0;
-            sc_straggler_log_classified(l, st);
-        }
-    }
-    CU_ASSERT_EQUAL_FATAL(sc_straggler_log_rows(l, rows, 4, NULL), 1);
+    const verdict link[] = {{30, SC_CAUSE_NONE, 0.0, 0.0},
+                            {50, SC_CAUSE_NETWORK, 0.0, 41.0},
+                            {70, SC_CAUSE_NONE, 0.0, 0.0},
+                            {90, SC_CAUSE_NONE, 0.0, 0.0}};
+    CU_ASSERT_EQUAL_FATAL(child_run(120, 2.0, 2, 120, 120, 51, link, 4, rows), 1);
     CU_ASSERT_EQUAL(rows[0].cause, SC_CAUSE_NETWORK);
     CU_ASSERT_PTR_NOT_NULL(strstr(rows[0].signal, "probe 41.0x"));
-    sc_straggler_log_free(l);
 
     /* A rank under a CPU quota, slow at steps 1-3, on time at 4-5 where
      * the (early) decision at step 5 finds it short of CPU and makes it a
      * child, slow again from step 6: one episode, merged, and the cause
      * found between its parts is kept against the child's later
      * "network". */
-    l = sc_straggler_log_new(N);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    memset(st, 0, sizeof st);
-    parent[3] = -1;
-    for (long s = 0; s < 40; s++) {
-        sc_mode mode = s <= 5 ? SC_MODE_SYNC : SC_MODE_GROUPS;
-        if (s == 6) parent[3] = 0;
-        int slow = (s >= 1 && s <= 3) || s >= 6;
-        step(l, s, mode, N, parent, slow ? 1u << 3 : 0, 3.0, s <= 3 ? 1 : 6, st);
-        if (s == 5 || s == 15 || s == 25 || s == 35) {
-            st[3].cause = s == 5 ? SC_CAUSE_CPU : SC_CAUSE_NETWORK;
-            st[3].throttled_share = s == 5 ? 0.9 : 0.0;
-            sc_straggler_log_classified(l, st);
-        }
-    }
-    CU_ASSERT_EQUAL_FATAL(sc_straggler_log_rows(l, rows, 4, NULL), 1);
+    const verdict merged[] = {{5, SC_CAUSE_CPU, 0.9, 0.0},
+                              {15, SC_CAUSE_NETWORK, 0.0, 0.0},
+                              {25, SC_CAUSE_NETWORK, 0.0, 0.0},
+                              {35, SC_CAUSE_NETWORK, 0.0, 0.0}};
+    CU_ASSERT_EQUAL_FATAL(child_run(40, 3.0, 1, 4, 6, 6, merged, 4, rows), 1);
     CU_ASSERT_EQUAL(rows[0].from_step, 1);
     CU_ASSERT_EQUAL(rows[0].cause, SC_CAUSE_CPU);
     CU_ASSERT_PTR_NOT_NULL(strstr(rows[0].signal, "throttled 90%"));
-    sc_straggler_log_free(l);
 }
 
 static void test_onset_end_and_quorum(void)
