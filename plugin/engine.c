@@ -302,6 +302,8 @@ void sc_engine_free(sc_engine *e)
     free(e->last_pos);
     free(e->off_pos);
     free(e->off_shape);
+    free(e->learn_load);
+    free(e->learn_given);
     free(e->lockstep_buf);
     sc_stall_free(e);
     sc_hier_free(&e->hier);
@@ -349,8 +351,10 @@ static void open_trace(sc_engine *e, int comm_id)
  * a rank computes in less wall time than peers crowded three to a core,
  * yet every transfer waits for it to be scheduled: its share tells.  It
  * is placed once: moving it later would hand over the rounds'
- * bookkeeping.  Collective over comm. */
-static int place_coordinator(MPI_Comm comm, int n, double load, double given, int *coord)
+ * bookkeeping.  loads_out and givens_out (n each, NULL: not wanted) get
+ * every rank's figures.  Collective over comm. */
+static int place_coordinator(MPI_Comm comm, int n, double load, double given, int *coord, double *loads_out,
+                             double *givens_out)
 {
     if (!(load >= 0 && load < 1e9)) load = 1e9;   /* not finite: least suited */
     if (!(given > 0 && given <= 1)) given = -1;
@@ -367,6 +371,8 @@ static int place_coordinator(MPI_Comm comm, int n, double load, double given, in
             givens[r] = all[2 * r + 1];
         }
         *coord = sc_first_coordinator(n, loads, givens);
+        if (loads_out) memcpy(loads_out, loads, sizeof(double) * (size_t)n);
+        if (givens_out) memcpy(givens_out, givens, sizeof(double) * (size_t)n);
     }
     free(all);
     return rc;
@@ -388,8 +394,16 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, i
     PMPI_Comm_rank(comm, &e->rank);
     PMPI_Comm_size(comm, &e->n);
     e->comm_id = comm_id;
-    int placed = place_coordinator(comm, e->n, learn_load_s, learn_given, &e->coord) == MPI_SUCCESS &&
-                 e->coord >= 0 && e->coord < e->n;
+    if (sc_rt.policy.mode == SC_MODE_AUTO) {   /* for the first decision (engine_decide.c) */
+        e->learn_load = calloc((size_t)e->n, sizeof(double));
+        e->learn_given = calloc((size_t)e->n, sizeof(double));
+    }
+    /* every rank takes part in the placement (a collective); a failed
+     * allocation fails the start at the agreement below */
+    int placed = place_coordinator(comm, e->n, learn_load_s, learn_given, &e->coord, e->learn_load,
+                                   e->learn_given) == MPI_SUCCESS &&
+                 e->coord >= 0 && e->coord < e->n &&
+                 (sc_rt.policy.mode != SC_MODE_AUTO || (e->learn_load && e->learn_given));
     if (!placed) e->coord = 0;   /* the agreement below fails the start everywhere */
     e->mode = mode;
     e->my_parent = -1;

@@ -33,6 +33,7 @@ struct sc_decider {
     double *lag;                /* n: scratch for sc_arrival_lags */
     long last_decide;
     int decided;                /* auto: the first decision was taken */
+    int started;                /* auto: the children from the start were considered */
     int observed;               /* a step was fed since the last decide */
     int *dec_parent;
     double *compute_sum;        /* per rank, this epoch */
@@ -194,10 +195,46 @@ void sc_decider_observe(struct sc_decider *d, int rank, const double *feat)
     if (rank == d->e->coord) feed_selector(d);
 }
 
+/* auto: d->dec, the decision now in force, as the engine takes it; the
+ * report gives the selector's signals behind it (none yet at the start). */
+static int take_decision(struct sc_decider *d, long *parent, sc_mode *mode, int *k, int at_start)
+{
+    sc_mode m = d->dec.mode;
+    if (m == SC_MODE_AUTO || m >= SC_NMODES) m = SC_MODE_SYNC;
+    int children = 0;
+    for (int r = 0; r < d->n; r++) {
+        /* the coordinator opens the rounds: it stays a ring member */
+        int p = m == SC_MODE_GROUPS && r != d->e->coord ? d->dec_parent[r] : -1;
+        if (p >= 0 && (p >= d->n || d->dec_parent[p] != -1)) p = -1;
+        parent[r] = p;
+        children += p >= 0;
+    }
+    *mode = m;
+    *k = d->dec.quorum_k > 0 ? d->dec.quorum_k : d->n;
+    char signals[256] = "";
+    if (!at_start) sc_selector_signals(d->sel, signals, sizeof signals);
+    sc_report_decision(d->comm_id, d->step, m, *k, children, d->dec.reason, signals);
+    return 1;
+}
+
 /* auto: the selector's decision, at its epoch or at once on an onset; or
- * the schedule's entry when its step has come. */
+ * the schedule's entry when its step has come.  Before any step is
+ * watched, the children the selector makes from the figures of the
+ * pattern's learning (sc_selector_start), unless a schedule decides. */
 static int decide_auto(struct sc_decider *d, long *parent, sc_mode *mode, int *k)
 {
+    if (!d->started) {
+        d->started = 1;
+        if (!d->schedule && sc_selector_start(d->sel, d->e->learn_load, d->e->learn_given, &d->dec)) {
+            for (int r = 0; r < d->n; r++) {
+                char signal[96];
+                snprintf(signal, sizeof signal, "given %.0f%% of the CPU while the step was learned",
+                         100 * d->e->learn_given[r]);
+                if (d->dec_parent[r] >= 0) sc_straggler_log_found(d->slog, r, SC_CAUSE_CPU, signal);
+            }
+            return take_decision(d, parent, mode, k, 1);
+        }
+    }
     if (!d->observed) return 0;
     d->observed = 0;
     if (d->schedule) {
@@ -219,22 +256,7 @@ static int decide_auto(struct sc_decider *d, long *parent, sc_mode *mode, int *k
         sc_straggler_log_classified(d->slog, sc_selector_ranks(d->sel));
         if (!changed) return 0;
     }
-    sc_mode m = d->dec.mode;
-    if (m == SC_MODE_AUTO || m >= SC_NMODES) m = SC_MODE_SYNC;
-    int children = 0;
-    for (int r = 0; r < d->n; r++) {
-        /* the coordinator opens the rounds: it stays a ring member */
-        int p = m == SC_MODE_GROUPS && r != d->e->coord ? d->dec_parent[r] : -1;
-        if (p >= 0 && (p >= d->n || d->dec_parent[p] != -1)) p = -1;
-        parent[r] = p;
-        children += p >= 0;
-    }
-    *mode = m;
-    *k = d->dec.quorum_k > 0 ? d->dec.quorum_k : d->n;
-    char signals[256];
-    sc_selector_signals(d->sel, signals, sizeof signals);
-    sc_report_decision(d->comm_id, d->step, m, *k, children, d->dec.reason, signals);
-    return 1;
+    return take_decision(d, parent, mode, k, 0);
 }
 
 /* groups: stragglers by the 1.2x rule, with two epochs of agreement before

@@ -201,6 +201,7 @@ struct sc_engine {
     double last_activity;      /* last round or notice seen by this engine thread */
     long relaxed;              /* rounds closed under quorum by a stall */
     struct sc_decider *decider;
+    double *learn_load, *learn_given;   /* auto, n each: every rank's figures while the pattern was learned */
     int verdict;               /* under mu: the verdict for this rank's off-pattern call, 0 none yet */
     int verdict_rank;          /* ... and a rank whose call differed, -1 */
     struct sc_stall *stall;    /* the stall watchdog (engine_stall.c) */

@@ -98,23 +98,36 @@ int sc_place_coordinator(int nranks, const sc_rank_status *st, const unsigned ch
     return best;
 }
 
+int sc_short_while_learning(int nranks, const double *given, unsigned char *out)
+{
+    if (nranks <= 0) return 0;
+    memset(out, 0, (size_t)nranks);
+    double *known = malloc((size_t)nranks * sizeof *known);
+    if (!known) return 0;
+    int m = 0, nout = 0;
+    for (int r = 0; r < nranks; r++)
+        if (given[r] > 0.0) known[m++] = given[r];
+    sc_sort_doubles(known, m);
+    double med = m > 0 ? sc_median_sorted(known, m) : 0.0;
+    for (int r = 0; r < nranks; r++) {
+        out[r] = given[r] > 0.0 && given[r] <= SC_GIVEN_FACTOR * med;
+        nout += out[r];
+    }
+    free(known);
+    if (nout == nranks) {
+        memset(out, 0, (size_t)nranks);
+        nout = 0;
+    }
+    return nout;
+}
+
 int sc_first_coordinator(int nranks, const double *load, const double *given)
 {
     if (nranks <= 0) return 0;
-    double *known = malloc((size_t)nranks * sizeof *known);
     unsigned char *out = calloc((size_t)nranks, 1);
     int coord = 0;
-    if (known && out) {
-        int m = 0, nout = 0;
-        for (int r = 0; r < nranks; r++)
-            if (given[r] > 0.0) known[m++] = given[r];
-        sc_sort_doubles(known, m);
-        double med = m > 0 ? sc_median_sorted(known, m) : 0.0;
-        for (int r = 0; r < nranks; r++) {
-            out[r] = given[r] > 0.0 && given[r] <= SC_GIVEN_FACTOR * med;
-            nout += out[r];
-        }
-        if (nout == nranks) memset(out, 0, (size_t)nranks);
+    if (out) {
+        sc_short_while_learning(nranks, given, out);
         double least = -1.0;
         for (int r = 0; r < nranks; r++)
             if (!out[r] && (least < 0.0 || load[r] < least)) least = load[r];
@@ -124,7 +137,6 @@ int sc_first_coordinator(int nranks, const double *load, const double *given)
                 break;
             }
     }
-    free(known);
     free(out);
     return coord;
 }

@@ -39,4 +39,10 @@ int sc_place_coordinator(int nranks, const sc_rank_status *st, const unsigned ch
  * same choice from the same gathered figures. */
 int sc_first_coordinator(int nranks, const double *load, const double *given);
 
+/* The ranks given at most SC_GIVEN_FACTOR of the median known share of the
+ * CPU while the pattern was learned (none when every rank would be): out[r]
+ * set for each, their number returned.  The first coordinator is never one
+ * of them, and auto makes them children from its first step. */
+int sc_short_while_learning(int nranks, const double *given, unsigned char *out);
+
 #endif

@@ -66,6 +66,7 @@ struct sc_selector {
     int seen_mode;     /* the mode of the previous observed step, -1 before the first */
     long settle_until; /* steps before this one, after entering an exact mode: not read by the detector */
     long pace_from;    /* steps before this one, after a mode change: not in the measured pace */
+    int started;       /* sc_selector_start was called */
     int trial;         /* heuristic: a tolerant mode just entered (from any other): decide again
                           as soon as a quarter epoch of it is measured (tolerance must pay) */
 
@@ -269,6 +270,7 @@ static void compute_by_arrival(sc_selector *s, sc_mode current_mode)
 }
 
 static void build_situation(sc_selector *s, int look);
+static void fill_out(const sc_selector *s, sc_decision *out);
 
 void sc_selector_observe(sc_selector *s, long step, sc_mode current_mode, const double *feat)
 {
@@ -382,6 +384,58 @@ int sc_selector_early_case(sc_selector *s)
         if (st[i].persistent && (sc_rank_short_of_resource(&st[i]) || st[i].slowdown >= SC_EARLY_SLOWDOWN))
             return 1;
     return 0;
+}
+
+int sc_selector_start(sc_selector *s, const double *load, const double *given, sc_decision *out)
+{
+    if (!s || s->started || s->have_steps || s->last_decide_step >= 0 || !load || !given || s->n < 4 ||
+        !sc_limits_allow(&s->pol, SC_MODE_GROUPS))
+        return 0;
+    s->started = 1;
+    int n = s->n, members = 0;
+    unsigned char *child = s->cand.child;   /* scratch until the first decision */
+    int nshort = sc_short_while_learning(n, given, child);
+    if (nshort > 0 && s->coordinator_fixed && child[s->coordinator]) {
+        child[s->coordinator] = 0;   /* never the case (placement.h), but kept a member whatever */
+        nshort--;
+    }
+    int *order = s->prev_parent;   /* scratch: the members by load, then rank */
+    for (int r = 0; nshort > 0 && r < n; r++)
+        if (!child[r]) {
+            int j = members++;
+            for (; j > 0 && load[order[j - 1]] > load[r]; j--)
+                order[j] = order[j - 1];
+            order[j] = r;
+        }
+    if (nshort == 0 || members < 2) {
+        memset(child, 0, (size_t)n);
+        return 0;
+    }
+    double share = 0.0;
+    int known = 0, next = 0;
+    for (int i = 0; i < members; i++)
+        if (given[order[i]] > 0.0) {
+            share += given[order[i]];
+            known++;
+        }
+    char *at = s->reason, *end = s->reason + sizeof s->reason;
+    for (int r = 0; r < n; r++) {
+        s->parent[r] = child[r] ? order[next++ % members] : -1;
+        s->ring[r] = !child[r];
+        if (child[r] && at < end - 40)
+            at += snprintf(at, (size_t)(end - at), "%srank %d (%.0f%%)", next > 1 ? ", " : "groups: ", r, 100.0 * given[r]);
+    }
+    if (at < end)
+        snprintf(at, (size_t)(end - at), " given far less of the CPU than the others (%.0f%%) while the step was learned",
+                 known ? 100.0 * share / known : 0.0);
+    s->cur.mode = SC_MODE_GROUPS;
+    s->cur.k = members;
+    s->cur.nchildren = nshort;
+    memcpy(s->cur.child, child, (size_t)n);
+    memset(child, 0, (size_t)n);
+    s->trial = s->kind == SC_KIND_HEURISTIC;
+    fill_out(s, out);
+    return 1;
 }
 
 /* Builds s->sit from the window: the steps since the latest change point.

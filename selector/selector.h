@@ -63,6 +63,18 @@ void sc_selector_observe(sc_selector *s, long step, sc_mode current_mode, const 
  * before any step was observed. */
 int sc_selector_decide(sc_selector *s, long step, sc_decision *out);
 
+/* Before any step is observed: ranks given at most SC_GIVEN_FACTOR
+ * (detect.h) of their peers' median share of the CPU while the step's
+ * pattern was learned (given[r], <= 0 unknown; sc_short_while_learning)
+ * become children of the ring members with the least load then (load[r]),
+ * dealt round-robin: the decision in force is then groups, on trial, and
+ * *out says so.  Returns 1 when it made children (at 4 ranks or more, two
+ * members left at least), 0 when the decision in force stays sync (and
+ * on any call after the first, or once a step was observed).  The
+ * first decision keeps them or takes them back: every exact step before
+ * it would be paid at their pace. */
+int sc_selector_start(sc_selector *s, const double *load, const double *given, sc_decision *out);
+
 /* 1 when observe saw a straggler appear or go away since the last decision,
  * so the plugin may decide before the epoch ends. */
 int sc_selector_urgent(const sc_selector *s);

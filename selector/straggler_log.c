@@ -269,6 +269,19 @@ void sc_straggler_log_classified(sc_straggler_log *l, const sc_rank_status *st)
     }
 }
 
+void sc_straggler_log_found(sc_straggler_log *l, int rank, sc_cause cause, const char *signal)
+{
+    if (!l || rank < 0 || rank >= l->n || cause <= SC_CAUSE_NONE || cause > SC_CAUSE_WORK || !signal || !signal[0])
+        return;
+    int j = l->open[rank];
+    finding *r = j >= 0 ? &l->ep[j].why : &l->pending[rank];
+    if (r->cause != SC_CAUSE_NONE) return;   /* what the classifications found stands */
+    r->cause = cause;
+    r->votes[cause]++;
+    snprintf(r->signal, sizeof r->signal, "%s", signal);
+    if (j < 0) r->step = l->steps;
+}
+
 long sc_straggler_log_steps(const sc_straggler_log *l) { return l ? l->steps : 0; }
 
 int sc_straggler_log_rows(const sc_straggler_log *l, sc_straggler_row *rows, int max, int *dropped)

@@ -69,6 +69,12 @@ void sc_straggler_log_step(sc_straggler_log *l, long step, sc_mode mode, int k, 
  * is known). */
 void sc_straggler_log_classified(sc_straggler_log *l, const sc_rank_status *st);
 
+/* A decision made without a classification found rank's cause (the
+ * children from the start: short of CPU while the pattern was learned):
+ * its open episode, or the next to open within the pending steps, takes
+ * it where no cause is known yet, as a classification's would be. */
+void sc_straggler_log_found(sc_straggler_log *l, int rank, sc_cause cause, const char *signal);
+
 /* Steps observed so far. */
 long sc_straggler_log_steps(const sc_straggler_log *l);
 

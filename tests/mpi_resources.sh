@@ -93,13 +93,15 @@ res_program_checks() {
 }
 
 # res_child_check NAME RANK NP: a groups decision made RANK a child (its
-# children are named in the reason, before the signals), and calls ran in groups.
+# children are named in the reason, before the signals: "rank 3 1.12x"
+# by the selector, "rank 3 (15%)" from the start, by its share of the CPU
+# while the pattern was learned), and calls ran in groups.
 res_child_check() {
     local name=$1 slow=$2 np=$3 decisions groups
     decisions=$(res_decisions "$SC_WORK/$name.report")
     groups=$(sc_totals "$name" groups)
     if grep -E "^[0-9]+ groups [0-9]+ [1-9][0-9]* \| " <<<"$decisions" | awk -F' [|] ' '{ print $2 }' |
-        grep -qE "rank $slow [0-9.]+x"; then
+        grep -qE "rank $slow ([0-9.]+x|\([0-9]+%\))"; then
         if [ "${groups:-0}" -gt 0 ]; then
             ok "$name: rank $slow made a child (a groups decision with children), $groups calls ran in groups"
         else
@@ -118,7 +120,7 @@ res_child_by() {
     local by=$1 name=$2 slow=$3 np=$4 what=$5 decisions child
     decisions=$(res_decisions "$SC_WORK/$name.report")
     child=$(grep -E "^[0-9]+ groups [0-9]+ [1-9][0-9]* \| " <<<"$decisions" | awk -F' [|] ' '{ print $1 " | " $2 }' |
-            grep -E "rank $slow [0-9.]+x" | head -n 1 | cut -d' ' -f1)
+            grep -E "rank $slow ([0-9.]+x|\([0-9]+%\))" | head -n 1 | cut -d' ' -f1)
     if [ -n "$child" ] && [ "$child" -le "$by" ]; then
         ok "$name: rank $slow ($what) made a child at coordinator step $child (by $by)"
     else

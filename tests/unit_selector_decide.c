@@ -1022,6 +1022,67 @@ static void test_first_coordinator(void)
     CU_ASSERT_EQUAL(sc_first_coordinator(1, load, hog), 0);
 }
 
+/* Children from the start: with the figures of the pattern's learning
+ * beside a pinned CPU hog (test_first_coordinator's), rank 3 is a child
+ * of the member with the least load before any step is watched.  The
+ * first decision keeps it while it stays short of CPU and takes it back
+ * when it is not; fair shares, 3 ranks, groups not allowed or steps
+ * already seen leave sync in force. */
+static void test_children_from_start(void)
+{
+    double load[4] = {0.040, 0.026, 0.041, 0.018};
+    double fair[4] = {0.35, 0.29, 0.34, 0.30};
+    double hog[4] = {0.35, 0.29, 0.34, 0.18};
+    for (int starved = 1; starved >= 0; starved--) {
+        sc_selector_config cfg = {.kind = SC_KIND_HEURISTIC, .nranks = 4, .epoch_steps = 20, .staleness = 4,
+                                  .coordinator_fixed = 1, .coordinator = 1};
+        CU_ASSERT_FATAL(driver_init_cfg(&dr, &cfg, 31 + starved) == 0);
+        dr.first_decision = 10;
+        dr.syn.jitter = 0.01;
+        dr.syn.lags = 1;
+        CU_ASSERT_FATAL(sc_selector_start(dr.sel, load, hog, &dr.d) == 1);
+        CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_GROUPS);
+        CU_ASSERT_EQUAL(dr.d.quorum_k, 3);
+        CU_ASSERT_EQUAL(dr.parent[3], 1);   /* the least load of the members */
+        CU_ASSERT(dr.parent[0] == -1 && dr.parent[1] == -1 && dr.parent[2] == -1);
+        CU_ASSERT_PTR_NOT_NULL(strstr(dr.d.reason, "rank 3 (18%)"));
+        CU_ASSERT_EQUAL(sc_selector_start(dr.sel, load, hog, &dr.d), 0);   /* once */
+        if (starved) {
+            dr.syn.rank[3].slow = 2.0;
+            dr.syn.rank[3].runq_share = 0.5;
+        }
+        driver_run(&dr, 40, 1);
+        show(starved ? "a child from the start, still starved" : "a child from the start, healthy", &dr);
+        CU_ASSERT(dr.decides >= 1);
+        if (starved) {
+            CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_GROUPS);
+            CU_ASSERT(dr.parent[3] >= 0);
+        } else {
+            CU_ASSERT_NOT_EQUAL(dr.d.mode, SC_MODE_GROUPS);
+            CU_ASSERT_EQUAL(dr.parent[3], -1);
+        }
+        driver_free(&dr);
+    }
+    sc_selector_config cfg = {.kind = SC_KIND_HEURISTIC, .nranks = 4, .epoch_steps = 20, .staleness = 4};
+    CU_ASSERT_FATAL(driver_init_cfg(&dr, &cfg, 33) == 0);
+    CU_ASSERT_EQUAL(sc_selector_start(dr.sel, load, fair, &dr.d), 0);
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_SYNC);
+    CU_ASSERT_EQUAL(sc_selector_start(dr.sel, NULL, hog, &dr.d), 0);
+    driver_run(&dr, 1, 0);
+    CU_ASSERT_EQUAL(sc_selector_start(dr.sel, load, hog, &dr.d), 0);   /* a step was seen */
+    CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_SYNC);
+    driver_free(&dr);
+    cfg.nranks = 3;
+    CU_ASSERT_FATAL(driver_init_cfg(&dr, &cfg, 34) == 0);
+    CU_ASSERT_EQUAL(sc_selector_start(dr.sel, load, hog, &dr.d), 0);   /* a ring of two, no child */
+    driver_free(&dr);
+    cfg.nranks = 4;
+    cfg.allowed_modes_mask = (1 << SC_MODE_SYNC) | (1 << SC_MODE_QUORUM);
+    CU_ASSERT_FATAL(driver_init_cfg(&dr, &cfg, 35) == 0);
+    CU_ASSERT_EQUAL(sc_selector_start(dr.sel, load, hog, &dr.d), 0);
+    driver_free(&dr);
+}
+
 static void test_limits_respected(void)
 {
     /* Groups not allowed: the cpu straggler is handled by a quorum. */
@@ -1156,6 +1217,8 @@ void register_decide_suite(void)
     CU_add_test(s, "starved of CPU, same compute -> cause cpu, child", test_starved_rank_becomes_child);
     CU_add_test(s, "a child slow again soon after its release is held a child", test_returning_child_is_held);
     CU_add_test(s, "a coordinator placed by the caller is kept and never a child", test_fixed_coordinator_kept);
+    CU_add_test(s, "short of CPU while the pattern was learned: a child from the start, kept or taken back",
+                test_children_from_start);
     CU_add_test(s, "slow link only the probe sees -> cause network, child", test_slow_link_found_by_probe);
     CU_add_test(s, "straggler appears then goes away: quick switch and back", test_onset_and_recovery);
     CU_add_test(s, "onset detection latency and false onsets", test_onset_latency_table);
