@@ -178,6 +178,44 @@ static void test_child_keeps_its_cause(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(rows[0].signal, "throttled 90%"));
 }
 
+/* Children from the start (sc_selector_start): the decider says what the
+ * start found before any step, and the episode that opens later takes
+ * it; the child's classifications ("network", its exchange with its
+ * parent) do not vote it away.  A finding never followed by an episode
+ * lists nobody, and a cause classifications already found stands. */
+static void test_found_at_start(void)
+{
+    for (int slow_later = 1; slow_later >= 0; slow_later--) {
+        sc_straggler_log *l = sc_straggler_log_new(N);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+        sc_rank_status st[N];
+        memset(st, 0, sizeof st);
+        int parent[N] = {-1, -1, -1, 0};
+        sc_straggler_log_found(l, 3, SC_CAUSE_CPU, "given 15% of the CPU while the step was learned");
+        sc_straggler_log_found(l, 3, SC_CAUSE_NETWORK, "not this");   /* the first finding stands */
+        sc_straggler_log_found(l, 9, SC_CAUSE_CPU, "no such rank");
+        for (long s = 0; s < 40; s++) {
+            step(l, s, SC_MODE_GROUPS, N, parent, slow_later && s >= 2 ? 1u << 3 : 0, 2.5, 2, st);
+            if (s == 9 || s == 19 || s == 29) {
+                st[3].cause = SC_CAUSE_NETWORK;
+                sc_straggler_log_classified(l, st);
+            }
+        }
+        sc_straggler_row rows[4];
+        int nrows = sc_straggler_log_rows(l, rows, 4, NULL);
+        if (slow_later) {
+            CU_ASSERT_EQUAL_FATAL(nrows, 1);
+            CU_ASSERT_EQUAL(rows[0].rank, 3);
+            CU_ASSERT_EQUAL(rows[0].cause, SC_CAUSE_CPU);
+            CU_ASSERT_PTR_NOT_NULL(strstr(rows[0].signal, "given 15%"));
+            CU_ASSERT_EQUAL(rows[0].child_steps, 38);
+        } else {
+            CU_ASSERT_EQUAL(nrows, 0);
+        }
+        sc_straggler_log_free(l);
+    }
+}
+
 static void test_onset_end_and_quorum(void)
 {
     sc_straggler_log *l = sc_straggler_log_new(N);
@@ -334,6 +372,7 @@ void register_stragglers_suite(void)
     CU_add_test(s, "persistent cpu straggler made a child", test_persistent_child);
     CU_add_test(s, "a cause found before the test holds it slow counts", test_cause_found_first);
     CU_add_test(s, "a child's later classifications keep its cause", test_child_keeps_its_cause);
+    CU_add_test(s, "a cause found at the start, before any step, is kept", test_found_at_start);
     CU_add_test(s, "onset and end, left out of quorums", test_onset_end_and_quorum);
     CU_add_test(s, "in a quorum a late member pays the median transfer", test_quorum_own_times);
     CU_add_test(s, "a mode change rebases a held straggler's level", test_mode_change_rebases);
