@@ -152,6 +152,16 @@ msg_job msg-inject-rank "STARCOLL_INJECT names rank 99, but the job has 2 ranks"
 msg_job msg-inject-window "STARCOLL_INJECT=.*until must be above from" "STARCOLL_INJECT from=10,until=5" -- \
     STARCOLL_INJECT=rank=1,delay=1ms,from=10,until=5
 msg_job msg-model "STARCOLL_MODEL=" "a STARCOLL_MODEL that is no model" -- STARCOLL_SELECTOR=learned STARCOLL_MODEL=/etc/hostname
+# ... and the report says the selector fell back, beside the policy asked for.
+sc_job model-fallback 2 -x STARCOLL_SELECTOR=learned -x STARCOLL_MODEL=/etc/hostname "$loops" --loop own --steps 30
+sc_adopt model-fallback $? "a STARCOLL_MODEL that is no model"
+if grep -q "^@ Policy .*selector=learned" "$SC_WORK/model-fallback.report" &&
+    grep -q "STARCOLL_MODEL=/etc/hostname: .*using the heuristic selector" "$SC_WORK/model-fallback.report"; then
+    ok "a STARCOLL_MODEL that is no model: the report says the heuristic selector ran instead"
+else
+    fail "a STARCOLL_MODEL that is no model: the report does not say the selector fell back"
+    sc_show model-fallback
+fi
 
 # ---- soak -----------------------------------------------------------------
 # Hot swaps every 13 steps (valid on the 4-rank halves too).
