@@ -428,6 +428,8 @@ int sc_selector_start(sc_selector *s, const double *load, const double *given, s
     if (at < end)
         snprintf(at, (size_t)(end - at), " given far less of the CPU than the others (%.0f%%) while the step was learned",
                  known ? 100.0 * share / known : 0.0);
+    if (!s->coordinator_fixed && child[s->coordinator])
+        s->coordinator = order[0];   /* a ring member opens the rounds */
     s->cur.mode = SC_MODE_GROUPS;
     s->cur.k = members;
     s->cur.nchildren = nshort;

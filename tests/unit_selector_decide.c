@@ -1063,7 +1063,15 @@ static void test_children_from_start(void)
         }
         driver_free(&dr);
     }
+    /* A selector that places the coordinator itself: rank 0, short of
+     * CPU, is a child and no longer the coordinator. */
     sc_selector_config cfg = {.kind = SC_KIND_HEURISTIC, .nranks = 4, .epoch_steps = 20, .staleness = 4};
+    double hog0[4] = {0.18, 0.35, 0.29, 0.34};
+    CU_ASSERT_FATAL(driver_init_cfg(&dr, &cfg, 36) == 0);
+    CU_ASSERT_EQUAL_FATAL(sc_selector_start(dr.sel, load, hog0, &dr.d), 1);
+    CU_ASSERT_EQUAL(dr.parent[0], 3);   /* load 0.018: the least of the members */
+    CU_ASSERT_EQUAL(dr.d.coordinator, 3);
+    driver_free(&dr);
     CU_ASSERT_FATAL(driver_init_cfg(&dr, &cfg, 33) == 0);
     CU_ASSERT_EQUAL(sc_selector_start(dr.sel, load, fair, &dr.d), 0);
     CU_ASSERT_EQUAL(dr.d.mode, SC_MODE_SYNC);
