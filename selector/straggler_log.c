@@ -39,6 +39,10 @@ struct sc_straggler_log {
     /* per rank, what classifications found while no episode was open (a
      * decision may find the cause before the change-point test holds it) */
     finding *pending;
+    /* per rank, what a decision without a classification found (children
+     * from the start), kept until the rank stops being a child: each of
+     * its episodes meanwhile starts from it */
+    finding *start;
     unsigned char *child;   /* per rank: a child at the latest step */
     int dropped;
 };
@@ -55,8 +59,9 @@ sc_straggler_log *sc_straggler_log_new(int nranks)
     l->scratch = malloc(sizeof(double) * (size_t)nranks);
     l->link = calloc((size_t)nranks, sizeof(double));
     l->pending = calloc((size_t)nranks, sizeof *l->pending);
+    l->start = calloc((size_t)nranks, sizeof *l->start);
     l->child = calloc((size_t)nranks, 1);
-    if (!l->open || !l->last || !l->vals || !l->scratch || !l->link || !l->pending || !l->child) {
+    if (!l->open || !l->last || !l->vals || !l->scratch || !l->link || !l->pending || !l->start || !l->child) {
         sc_straggler_log_free(l);
         return NULL;
     }
@@ -73,6 +78,7 @@ void sc_straggler_log_free(sc_straggler_log *l)
     free(l->scratch);
     free(l->link);
     free(l->pending);
+    free(l->start);
     free(l->child);
     free(l);
 }
@@ -112,6 +118,7 @@ static void open_episode(sc_straggler_log *l, int i, long step, const sc_rank_st
          * 5 and made a child there; lost, its child's exchange with its
          * parent later read "network"). */
         if (fresh && l->ep[j].why.cause == SC_CAUSE_NONE) l->ep[j].why = l->pending[i];
+        if (l->ep[j].why.cause == SC_CAUSE_NONE) l->ep[j].why = l->start[i];
         memset(&l->pending[i], 0, sizeof l->pending[i]);
         return;
     }
@@ -127,6 +134,7 @@ static void open_episode(sc_straggler_log *l, int i, long step, const sc_rank_st
     e->row.from_step = from;
     e->row.to_step = -1;
     if (fresh) e->why = l->pending[i];   /* what decisions just before found */
+    else e->why = l->start[i];            /* or the start, while still its child */
     memset(&l->pending[i], 0, sizeof l->pending[i]);
     l->open[i] = l->last[i] = j;
 }
@@ -154,7 +162,11 @@ void sc_straggler_log_step(sc_straggler_log *l, long step, sc_mode mode, int k, 
     if (!l || !own || !st) return;
     l->steps++;
     link_ratios(l, feat);
-    for (int i = 0; i < l->n; i++) l->child[i] = mode == SC_MODE_GROUPS && parent && parent[i] >= 0;
+    for (int i = 0; i < l->n; i++) {
+        unsigned char child = mode == SC_MODE_GROUPS && parent && parent[i] >= 0;
+        if (l->child[i] && !child) memset(&l->start[i], 0, sizeof l->start[i]);   /* released */
+        l->child[i] = child;
+    }
     /* The median of the ranks the test does not hold slow (all of them
      * when it holds every rank slow). */
     int m = 0;
@@ -252,7 +264,8 @@ void sc_straggler_log_classified(sc_straggler_log *l, const sc_rank_status *st)
          * less (its 40-step run then read "network" or "none" against the
          * "cpu" of the decision that made it a child).  Once a cause is
          * found, a child's classifications do not vote. */
-        if (l->child[i] && r->cause != SC_CAUSE_NONE && r->signal[0]) continue;
+        if (l->child[i] && ((r->cause != SC_CAUSE_NONE && r->signal[0]) || l->start[i].cause != SC_CAUSE_NONE))
+            continue;   /* ... nor while it is the child the start made it */
         if (j < 0 && l->steps - r->step > SC_SLOG_PENDING_STEPS) memset(r, 0, sizeof *r);   /* old news */
         if (j < 0) r->step = l->steps;
         r->votes[c]++;
@@ -273,13 +286,13 @@ void sc_straggler_log_found(sc_straggler_log *l, int rank, sc_cause cause, const
 {
     if (!l || rank < 0 || rank >= l->n || cause <= SC_CAUSE_NONE || cause > SC_CAUSE_WORK || !signal || !signal[0])
         return;
+    finding *f = &l->start[rank];
+    memset(f, 0, sizeof *f);
+    f->cause = cause;
+    f->votes[cause] = 1;
+    snprintf(f->signal, sizeof f->signal, "%s", signal);
     int j = l->open[rank];
-    finding *r = j >= 0 ? &l->ep[j].why : &l->pending[rank];
-    if (r->cause != SC_CAUSE_NONE) return;   /* what the classifications found stands */
-    r->cause = cause;
-    r->votes[cause]++;
-    snprintf(r->signal, sizeof r->signal, "%s", signal);
-    if (j < 0) r->step = l->steps;
+    if (j >= 0 && l->ep[j].why.cause == SC_CAUSE_NONE) l->ep[j].why = *f;   /* what classifications found stands */
 }
 
 long sc_straggler_log_steps(const sc_straggler_log *l) { return l ? l->steps : 0; }

@@ -70,9 +70,10 @@ void sc_straggler_log_step(sc_straggler_log *l, long step, sc_mode mode, int k, 
 void sc_straggler_log_classified(sc_straggler_log *l, const sc_rank_status *st);
 
 /* A decision made without a classification found rank's cause (the
- * children from the start: short of CPU while the pattern was learned):
- * its open episode, or the next to open within the pending steps, takes
- * it where no cause is known yet, as a classification's would be. */
+ * children from the start: short of CPU while the pattern was learned).
+ * Its open episode, and each that opens while it stays a child, takes it
+ * where no cause is known yet, as a classification's would be; once a
+ * cause is known, a child's classifications do not vote. */
 void sc_straggler_log_found(sc_straggler_log *l, int rank, sc_cause cause, const char *signal);
 
 /* Steps observed so far. */

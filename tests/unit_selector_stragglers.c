@@ -179,38 +179,47 @@ static void test_child_keeps_its_cause(void)
 }
 
 /* Children from the start (sc_selector_start): the decider says what the
- * start found before any step, and the episode that opens later takes
- * it; the child's classifications ("network", its exchange with its
- * parent) do not vote it away.  A finding never followed by an episode
- * lists nobody, and a cause classifications already found stands. */
+ * start found before any step.  Each episode that opens while the rank
+ * stays that child takes it (two here, steps 12-17 and 25 on), and the
+ * child's classifications ("network", its exchange with its parent), made
+ * between episodes too, do not vote it away.  Released, the rank's later
+ * episodes go by the classifications again.  A finding never followed by
+ * an episode lists nobody. */
 static void test_found_at_start(void)
 {
-    for (int slow_later = 1; slow_later >= 0; slow_later--) {
+    enum { SLOW, NEVER_SLOW, RELEASED };
+    for (int c = SLOW; c <= RELEASED; c++) {
         sc_straggler_log *l = sc_straggler_log_new(N);
         CU_ASSERT_PTR_NOT_NULL_FATAL(l);
         sc_rank_status st[N];
         memset(st, 0, sizeof st);
         int parent[N] = {-1, -1, -1, 0};
         sc_straggler_log_found(l, 3, SC_CAUSE_CPU, "given 15% of the CPU while the step was learned");
-        sc_straggler_log_found(l, 3, SC_CAUSE_NETWORK, "not this");   /* the first finding stands */
         sc_straggler_log_found(l, 9, SC_CAUSE_CPU, "no such rank");
         for (long s = 0; s < 40; s++) {
-            step(l, s, SC_MODE_GROUPS, N, parent, slow_later && s >= 2 ? 1u << 3 : 0, 2.5, 2, st);
-            if (s == 9 || s == 19 || s == 29) {
+            if (c == RELEASED && s == 20) parent[3] = -1;
+            int slow = c != NEVER_SLOW && ((c == SLOW && s >= 12 && s < 18) || s >= 25);
+            step(l, s, SC_MODE_GROUPS, N, parent, slow ? 1u << 3 : 0, 2.5, s < 20 ? 12 : 25, st);
+            if (s == 9 || s == 19 || s == 29 || s == 35) {
                 st[3].cause = SC_CAUSE_NETWORK;
                 sc_straggler_log_classified(l, st);
             }
         }
         sc_straggler_row rows[4];
         int nrows = sc_straggler_log_rows(l, rows, 4, NULL);
-        if (slow_later) {
-            CU_ASSERT_EQUAL_FATAL(nrows, 1);
-            CU_ASSERT_EQUAL(rows[0].rank, 3);
-            CU_ASSERT_EQUAL(rows[0].cause, SC_CAUSE_CPU);
-            CU_ASSERT_PTR_NOT_NULL(strstr(rows[0].signal, "given 15%"));
-            CU_ASSERT_EQUAL(rows[0].child_steps, 38);
-        } else {
+        if (c == SLOW) {
+            CU_ASSERT_EQUAL_FATAL(nrows, 2);
+            for (int r = 0; r < 2; r++) {
+                CU_ASSERT_EQUAL(rows[r].rank, 3);
+                CU_ASSERT_EQUAL(rows[r].cause, SC_CAUSE_CPU);
+                CU_ASSERT_PTR_NOT_NULL(strstr(rows[r].signal, "given 15%"));
+            }
+            CU_ASSERT_EQUAL(rows[1].from_step, 25);
+        } else if (c == NEVER_SLOW) {
             CU_ASSERT_EQUAL(nrows, 0);
+        } else {
+            CU_ASSERT_EQUAL_FATAL(nrows, 1);
+            CU_ASSERT_EQUAL(rows[0].cause, SC_CAUSE_NETWORK);
         }
         sc_straggler_log_free(l);
     }
