@@ -15,6 +15,7 @@
 #include "arrival.h"
 #include "straggler_log.h"
 #include "report_stragglers.h"
+#include "placement.h"
 
 /* auto: steps before the first decision, at most (the selector's
  * persistence span at the default epoch). */
@@ -227,10 +228,11 @@ static int decide_auto(struct sc_decider *d, long *parent, sc_mode *mode, int *k
         d->started = 1;
         if (!d->schedule && sc_selector_start(d->sel, d->e->learn_load, d->e->learn_given, &d->dec)) {
             for (int r = 0; r < d->n; r++) {
+                if (d->dec_parent[r] < 0) continue;
                 char signal[96];
                 snprintf(signal, sizeof signal, "given %.0f%% of the CPU while the step was learned",
                          100 * d->e->learn_given[r]);
-                if (d->dec_parent[r] >= 0) sc_straggler_log_found(d->slog, r, SC_CAUSE_CPU, signal);
+                sc_straggler_log_found(d->slog, r, SC_CAUSE_CPU, signal);
             }
             return take_decision(d, parent, mode, k, 1);
         }
@@ -273,13 +275,15 @@ static int decide_groups(struct sc_decider *d, long *parent)
         }
     if (fastest <= 0) return 0;
     unsigned char *slow = calloc((size_t)n, 1);
-    int *order = malloc(sizeof(int) * (size_t)n);
-    if (!slow || !order) {
+    int *order = malloc(2 * sizeof(int) * (size_t)n), *dealt = order ? order + n : NULL;
+    double *load = malloc(sizeof(double) * (size_t)n);
+    if (!slow || !order || !load) {
         free(slow);
         free(order);
+        free(load);
         return 0;
     }
-    int nslow = 0, nmembers = 0;
+    int nslow = 0;
     for (int r = 0; r < n; r++) {
         /* A rank with no step reported this epoch is slower still. */
         double m = d->steps[r] > 0 ? d->compute_sum[r] / (double)d->steps[r] : 1e30;
@@ -296,26 +300,16 @@ static int decide_groups(struct sc_decider *d, long *parent)
     d->have_candidate = 1;
     int change = !same_as_now && same_as_candidate;
     if (change) {
-        /* Parents: the members with the least compute (most headroom),
-         * children dealt round-robin so no parent takes them all. */
-        for (int r = 0; r < n; r++)
-            if (!slow[r]) order[nmembers++] = r;
-        for (int i = 1; i < nmembers; i++)
-            for (int j = i; j > 0; j--) {
-                int a = order[j - 1], b = order[j];
-                double ma = d->steps[a] ? d->compute_sum[a] / (double)d->steps[a] : 0;
-                double mb = d->steps[b] ? d->compute_sum[b] / (double)d->steps[b] : 0;
-                if (mb < ma || (mb == ma && b < a)) {
-                    order[j - 1] = b;
-                    order[j] = a;
-                } else
-                    break;
-            }
-        int next = 0;
-        for (int r = 0; r < n; r++) parent[r] = slow[r] ? order[next++ % nmembers] : -1;
+        /* Parents: the members with the least compute (most headroom; a
+         * rank with no step this epoch counts none), children dealt
+         * round-robin so no parent takes them all. */
+        for (int r = 0; r < n; r++) load[r] = d->steps[r] ? d->compute_sum[r] / (double)d->steps[r] : 0;
+        sc_deal_children(n, slow, load, order, dealt);
+        for (int r = 0; r < n; r++) parent[r] = dealt[r];
     }
     free(slow);
     free(order);
+    free(load);
     return change;
 }
 

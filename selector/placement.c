@@ -98,6 +98,21 @@ int sc_place_coordinator(int nranks, const sc_rank_status *st, const unsigned ch
     return best;
 }
 
+int sc_deal_children(int nranks, const unsigned char *child, const double *load, int *order, int *parent)
+{
+    int members = 0, next = 0;
+    for (int r = 0; r < nranks; r++)
+        if (!child[r]) {
+            int j = members++;   /* insertion by load; equal loads keep rank order */
+            for (; j > 0 && load[order[j - 1]] > load[r]; j--)
+                order[j] = order[j - 1];
+            order[j] = r;
+        }
+    for (int r = 0; r < nranks; r++)
+        parent[r] = child[r] && members > 0 ? order[next++ % members] : -1;
+    return members;
+}
+
 int sc_short_while_learning(int nranks, const double *given, unsigned char *out)
 {
     if (nranks <= 0) return 0;

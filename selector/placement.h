@@ -39,6 +39,14 @@ int sc_place_coordinator(int nranks, const sc_rank_status *st, const unsigned ch
  * same choice from the same gathered figures. */
 int sc_first_coordinator(int nranks, const double *load, const double *given);
 
+/* Children (child[r] set) dealt round-robin to the ring members in order
+ * of load (load[r], least first, ties to the lower rank), so no member
+ * takes them all: parent[r] is a member for each child, -1 for members
+ * (for every rank when there is no member).  order: nranks ints of
+ * scratch, the members in that order after the call.  Returns the number
+ * of members. */
+int sc_deal_children(int nranks, const unsigned char *child, const double *load, int *order, int *parent);
+
 /* The ranks given at most SC_GIVEN_FACTOR of the median known share of the
  * CPU while the pattern was learned (none when every rank would be): out[r]
  * set for each, their number returned.  The first coordinator is never one

@@ -392,7 +392,7 @@ int sc_selector_start(sc_selector *s, const double *load, const double *given, s
         !sc_limits_allow(&s->pol, SC_MODE_GROUPS))
         return 0;
     s->started = 1;
-    int n = s->n, members = 0;
+    int n = s->n;
     unsigned char *child = s->cand.child;   /* scratch until the first decision */
     int nshort = sc_short_while_learning(n, given, child);
     if (nshort > 0 && s->coordinator_fixed && child[s->coordinator]) {
@@ -400,19 +400,15 @@ int sc_selector_start(sc_selector *s, const double *load, const double *given, s
         nshort--;
     }
     int *order = s->prev_parent;   /* scratch: the members by load, then rank */
-    for (int r = 0; nshort > 0 && r < n; r++)
-        if (!child[r]) {
-            int j = members++;
-            for (; j > 0 && load[order[j - 1]] > load[r]; j--)
-                order[j] = order[j - 1];
-            order[j] = r;
-        }
+    int members = nshort > 0 ? sc_deal_children(n, child, load, order, s->parent) : 0;
     if (nshort == 0 || members < 2) {
         memset(child, 0, (size_t)n);
+        for (int r = 0; r < n; r++)
+            s->parent[r] = -1;
         return 0;
     }
     double share = 0.0;
-    int known = 0, next = 0;
+    int known = 0, listed = 0;
     for (int i = 0; i < members; i++)
         if (given[order[i]] > 0.0) {
             share += given[order[i]];
@@ -420,10 +416,9 @@ int sc_selector_start(sc_selector *s, const double *load, const double *given, s
         }
     char *at = s->reason, *end = s->reason + sizeof s->reason;
     for (int r = 0; r < n; r++) {
-        s->parent[r] = child[r] ? order[next++ % members] : -1;
         s->ring[r] = !child[r];
         if (child[r] && at < end - 40)
-            at += snprintf(at, (size_t)(end - at), "%srank %d (%.0f%%)", next > 1 ? ", " : "groups: ", r, 100.0 * given[r]);
+            at += snprintf(at, (size_t)(end - at), "%srank %d (%.0f%%)", listed++ ? ", " : "groups: ", r, 100.0 * given[r]);
     }
     if (at < end)
         snprintf(at, (size_t)(end - at), " given far less of the CPU than the others (%.0f%%) while the step was learned",

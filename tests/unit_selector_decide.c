@@ -1022,6 +1022,22 @@ static void test_first_coordinator(void)
     CU_ASSERT_EQUAL(sc_first_coordinator(1, load, hog), 0);
 }
 
+/* Children dealt round-robin to the members by load, least first, equal
+ * loads in rank order; with no member, nobody gets a parent. */
+static void test_deal_children(void)
+{
+    unsigned char child[6] = {0, 1, 0, 1, 0, 1};
+    double load[6] = {0.03, 9, 0.01, 9, 0.03, 9};
+    int order[6], parent[6];
+    CU_ASSERT_EQUAL(sc_deal_children(6, child, load, order, parent), 3);
+    CU_ASSERT(order[0] == 2 && order[1] == 0 && order[2] == 4);
+    CU_ASSERT(parent[1] == 2 && parent[3] == 0 && parent[5] == 4);
+    CU_ASSERT(parent[0] == -1 && parent[2] == -1 && parent[4] == -1);
+    unsigned char two[2] = {1, 1};
+    CU_ASSERT_EQUAL(sc_deal_children(2, two, load, order, parent), 0);
+    CU_ASSERT(parent[0] == -1 && parent[1] == -1);
+}
+
 /* Children from the start: with the figures of the pattern's learning
  * beside a pinned CPU hog (test_first_coordinator's), rank 3 is a child
  * of the member with the least load before any step is watched.  The
@@ -1225,6 +1241,7 @@ void register_decide_suite(void)
     CU_add_test(s, "starved of CPU, same compute -> cause cpu, child", test_starved_rank_becomes_child);
     CU_add_test(s, "a child slow again soon after its release is held a child", test_returning_child_is_held);
     CU_add_test(s, "a coordinator placed by the caller is kept and never a child", test_fixed_coordinator_kept);
+    CU_add_test(s, "children dealt round-robin to the members by load", test_deal_children);
     CU_add_test(s, "short of CPU while the pattern was learned: a child from the start, kept or taken back",
                 test_children_from_start);
     CU_add_test(s, "slow link only the probe sees -> cause network, child", test_slow_link_found_by_probe);
