@@ -401,13 +401,6 @@ static void test_throttled_rank_found_by_arrival(void)
     driver_free(&dr);
 }
 
-/* What the mpirun test found under a real 25% quota: the throttled rank
- * arrives on time (its 10 ms of CPU fit in its quota) and is then
- * throttled inside the collective, so every rank's step is as long as its
- * own and nobody's phase times or arrival stand out; on a busy node its
- * run queue saturates like its peers'.  Its cgroup's throttled time (75%
- * of the wall time, the peers' none) makes it short of CPU: a child at the
- * first decision, early, cause cpu. */
 /* 4 ranks on a busy node (every run queue at 0.7 of the wall), all waiting
  * inside the collective, the plugin's first epoch. */
 static void busy_node_scene(uint64_t seed)
@@ -422,6 +415,13 @@ static void busy_node_scene(uint64_t seed)
         dr.syn.rank[i].runq_share = 0.7;
 }
 
+/* What the mpirun test found under a real 25% quota: the throttled rank
+ * arrives on time (its 10 ms of CPU fit in its quota) and is then
+ * throttled inside the collective, so every rank's step is as long as its
+ * own and nobody's phase times or arrival stand out; on a busy node its
+ * run queue saturates like its peers'.  Its cgroup's throttled time (75%
+ * of the wall time, the peers' none) makes it short of CPU: a child at the
+ * first decision, early, cause cpu. */
 static void test_quota_throttled_rank_becomes_child(void)
 {
     busy_node_scene(12);
