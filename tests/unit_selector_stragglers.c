@@ -102,23 +102,34 @@ typedef struct verdict {
     double throttled, link_ratio;
 } verdict;
 
-/* Rank 3 factor times slower from step `from` to `to` (exclusive) and
- * again from `again` on (again == to: slow throughout), a child from step
- * child_at (groups; sync before), classified as the verdicts say.  Fills
- * the log's rows (at most 4) and returns their count. */
-static int child_run(long steps, double factor, long from, long to, long again, long child_at,
-                     const verdict *v, int nv, sc_straggler_row *rows)
+/* Rank 3's run: factor times slower from step `from` to `to` (exclusive)
+ * and again from `again` on (again == to: slow throughout); a child from
+ * step child_at (groups; sync before) until release_at (-1: to the end);
+ * found short of CPU before any step with the signal `found` (NULL: not;
+ * the children from the start). */
+typedef struct child_case {
+    long steps;
+    double factor;
+    long from, to, again, child_at, release_at;
+    const char *found;
+} child_case;
+
+/* Runs c, classified as the verdicts say.  Fills the log's rows (at most
+ * 4) and returns their count. */
+static int child_run(const child_case *c, const verdict *v, int nv, sc_straggler_row *rows)
 {
     sc_straggler_log *l = sc_straggler_log_new(N);
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
     sc_rank_status st[N];
     memset(st, 0, sizeof st);
     int parent[N] = {-1, -1, -1, -1};
-    for (long s = 0; s < steps; s++) {
-        if (s == child_at) parent[3] = 0;
-        int slow = (s >= from && s < to) || s >= again;
-        step(l, s, s < child_at ? SC_MODE_SYNC : SC_MODE_GROUPS, N, parent, slow ? 1u << 3 : 0, factor,
-             s < to ? from : again, st);
+    if (c->found) sc_straggler_log_found(l, 3, SC_CAUSE_CPU, c->found);
+    for (long s = 0; s < c->steps; s++) {
+        if (s == c->child_at) parent[3] = 0;
+        if (s == c->release_at) parent[3] = -1;
+        int slow = (s >= c->from && s < c->to) || s >= c->again;
+        step(l, s, s < c->child_at ? SC_MODE_SYNC : SC_MODE_GROUPS, N, parent, slow ? 1u << 3 : 0, c->factor,
+             s < c->to ? c->from : c->again, st);
         for (int j = 0; j < nv; j++)
             if (v[j].at == s) {
                 st[3].cause = v[j].cause;
@@ -145,7 +156,7 @@ static void test_child_keeps_its_cause(void)
                              {30, SC_CAUSE_NETWORK, 0.1, 0.0},
                              {50, SC_CAUSE_NONE, 0.1, 0.0},
                              {70, SC_CAUSE_NETWORK, 0.1, 0.0}};
-    CU_ASSERT_EQUAL_FATAL(child_run(120, 3.0, 2, 120, 120, 11, quota, 4, rows), 1);
+    CU_ASSERT_EQUAL_FATAL(child_run(&(child_case){120, 3.0, 2, 120, 120, 11, -1, NULL}, quota, 4, rows), 1);
     CU_ASSERT_EQUAL(rows[0].rank, 3);
     CU_ASSERT_EQUAL(rows[0].cause, SC_CAUSE_CPU);
     CU_ASSERT_PTR_NOT_NULL(strstr(rows[0].signal, "throttled 90%"));
@@ -159,7 +170,7 @@ static void test_child_keeps_its_cause(void)
                             {50, SC_CAUSE_NETWORK, 0.0, 41.0},
                             {70, SC_CAUSE_NONE, 0.0, 0.0},
                             {90, SC_CAUSE_NONE, 0.0, 0.0}};
-    CU_ASSERT_EQUAL_FATAL(child_run(120, 2.0, 2, 120, 120, 51, link, 4, rows), 1);
+    CU_ASSERT_EQUAL_FATAL(child_run(&(child_case){120, 2.0, 2, 120, 120, 51, -1, NULL}, link, 4, rows), 1);
     CU_ASSERT_EQUAL(rows[0].cause, SC_CAUSE_NETWORK);
     CU_ASSERT_PTR_NOT_NULL(strstr(rows[0].signal, "probe 41.0x"));
 
@@ -172,7 +183,7 @@ static void test_child_keeps_its_cause(void)
                               {15, SC_CAUSE_NETWORK, 0.0, 0.0},
                               {25, SC_CAUSE_NETWORK, 0.0, 0.0},
                               {35, SC_CAUSE_NETWORK, 0.0, 0.0}};
-    CU_ASSERT_EQUAL_FATAL(child_run(40, 3.0, 1, 4, 6, 6, merged, 4, rows), 1);
+    CU_ASSERT_EQUAL_FATAL(child_run(&(child_case){40, 3.0, 1, 4, 6, 6, -1, NULL}, merged, 4, rows), 1);
     CU_ASSERT_EQUAL(rows[0].from_step, 1);
     CU_ASSERT_EQUAL(rows[0].cause, SC_CAUSE_CPU);
     CU_ASSERT_PTR_NOT_NULL(strstr(rows[0].signal, "throttled 90%"));
@@ -187,42 +198,32 @@ static void test_child_keeps_its_cause(void)
  * an episode lists nobody. */
 static void test_found_at_start(void)
 {
-    enum { SLOW, NEVER_SLOW, RELEASED };
-    for (int c = SLOW; c <= RELEASED; c++) {
-        sc_straggler_log *l = sc_straggler_log_new(N);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-        sc_rank_status st[N];
-        memset(st, 0, sizeof st);
-        int parent[N] = {-1, -1, -1, 0};
-        sc_straggler_log_found(l, 3, SC_CAUSE_CPU, "given 15% of the CPU while the step was learned");
-        sc_straggler_log_found(l, 9, SC_CAUSE_CPU, "no such rank");
-        for (long s = 0; s < 40; s++) {
-            if (c == RELEASED && s == 20) parent[3] = -1;
-            int slow = c != NEVER_SLOW && ((c == SLOW && s >= 12 && s < 18) || s >= 25);
-            step(l, s, SC_MODE_GROUPS, N, parent, slow ? 1u << 3 : 0, 2.5, s < 20 ? 12 : 25, st);
-            if (s == 9 || s == 19 || s == 29 || s == 35) {
-                st[3].cause = SC_CAUSE_NETWORK;
-                sc_straggler_log_classified(l, st);
-            }
-        }
-        sc_straggler_row rows[4];
-        int nrows = sc_straggler_log_rows(l, rows, 4, NULL);
-        if (c == SLOW) {
-            CU_ASSERT_EQUAL_FATAL(nrows, 2);
-            for (int r = 0; r < 2; r++) {
-                CU_ASSERT_EQUAL(rows[r].rank, 3);
-                CU_ASSERT_EQUAL(rows[r].cause, SC_CAUSE_CPU);
-                CU_ASSERT_PTR_NOT_NULL(strstr(rows[r].signal, "given 15%"));
-            }
-            CU_ASSERT_EQUAL(rows[1].from_step, 25);
-        } else if (c == NEVER_SLOW) {
-            CU_ASSERT_EQUAL(nrows, 0);
-        } else {
-            CU_ASSERT_EQUAL_FATAL(nrows, 1);
-            CU_ASSERT_EQUAL(rows[0].cause, SC_CAUSE_NETWORK);
-        }
-        sc_straggler_log_free(l);
+    static const char found[] = "given 15% of the CPU while the step was learned";
+    const verdict net[] = {{9, SC_CAUSE_NETWORK, 0.0, 0.0},
+                           {19, SC_CAUSE_NETWORK, 0.0, 0.0},
+                           {29, SC_CAUSE_NETWORK, 0.0, 0.0},
+                           {35, SC_CAUSE_NETWORK, 0.0, 0.0}};
+    sc_straggler_row rows[4];
+    /* slow at steps 12-17 and from 25, a child throughout */
+    CU_ASSERT_EQUAL_FATAL(child_run(&(child_case){40, 2.5, 12, 18, 25, 0, -1, found}, net, 4, rows), 2);
+    for (int r = 0; r < 2; r++) {
+        CU_ASSERT_EQUAL(rows[r].rank, 3);
+        CU_ASSERT_EQUAL(rows[r].cause, SC_CAUSE_CPU);
+        CU_ASSERT_PTR_NOT_NULL(strstr(rows[r].signal, "given 15%"));
     }
+    CU_ASSERT_EQUAL(rows[1].from_step, 25);
+    /* never slow */
+    CU_ASSERT_EQUAL(child_run(&(child_case){40, 2.5, 40, 40, 40, 0, -1, found}, net, 4, rows), 0);
+    /* released at step 20, slow from 25 */
+    CU_ASSERT_EQUAL_FATAL(child_run(&(child_case){40, 2.5, 25, 25, 25, 0, 20, found}, net, 4, rows), 1);
+    CU_ASSERT_EQUAL(rows[0].cause, SC_CAUSE_NETWORK);
+    /* a rank the log does not have, or no signal: nothing */
+    sc_straggler_log *l = sc_straggler_log_new(N);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    sc_straggler_log_found(l, 9, SC_CAUSE_CPU, "no such rank");
+    sc_straggler_log_found(l, 3, SC_CAUSE_CPU, NULL);
+    sc_straggler_log_found(NULL, 3, SC_CAUSE_CPU, found);
+    sc_straggler_log_free(l);
 }
 
 static void test_onset_end_and_quorum(void)
