@@ -79,7 +79,7 @@ chmod +x "$wrapper"
 # res_named_as DECISIONS RANK: how the decisions name RANK, for a message.
 res_named_as() {
     local named
-    named=$(grep -oE "rank $2 [0-9.]+x [a-z]+( persistent)?" <<<"$1" | sort -u | paste -sd, -)
+    named=$(grep -oE "rank $2 ([0-9.]+x [a-z]+( persistent)?|\([0-9]+%\) given far less of the CPU)" <<<"$1" | sort -u | paste -sd, -)
     if [ -n "$named" ]; then echo "it is named as: $named"; else echo "it is not named at all"; fi
 }
 
@@ -179,7 +179,9 @@ test_cpu() {
     local how="rank $slow under a quota of ${cpu_quota}% of one CPU${throttled:+, throttled $(awk -v t="$throttled" 'BEGIN { printf "%.1f", t / 1e9 }') s}"
     local decisions
     decisions=$(res_decisions "$SC_WORK/$name.report")
-    if grep -qE "rank $slow [0-9.]+x cpu" <<<"$decisions"; then
+    # by the selector ("rank 3 4.86x cpu"), or from the start, by the share
+    # of the CPU it was given while the pattern was learned
+    if grep -qE "rank $slow ([0-9.]+x cpu|\([0-9]+%\) given far less of the CPU)" <<<"$decisions"; then
         ok "cpu: the decisions name rank $slow a straggler of cause cpu ($how)"
     else
         local named
