@@ -426,7 +426,14 @@ sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_L
      * gradient (a per-step loss or metric): that call marks the step, and
      * fresh arrays every step that one rank's allocator gives back every
      * other step must not make the step two steps long. */
-    int gaps_count = !marked && told_apart_by_shape(id, id->nhist, (int)L) && agreed[SC_VOTE_NOT_OWN1];
+    /* Nor where some rank's step gap comes every unit: then another's
+     * every m units is noise (its compute next to nothing every other
+     * step, as random compute times do now and then), far likelier than
+     * a model of identical layers whose work before each layer dominates
+     * on some rank; a step learned twice too long keeps a one-step flush
+     * from reaching half its slots. */
+    int gaps_count = !marked && told_apart_by_shape(id, id->nhist, (int)L) && agreed[SC_VOTE_NOT_OWN1] &&
+                     !agreed[SC_VOTE_GAP0];
     long M = 1;
     size_t used = (size_t)snprintf(id->how, sizeof id->how, "a unit of %ld calls%s", L,
                                    marked ? ", marked by a per-step call that is no gradient" : "");
