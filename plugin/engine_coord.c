@@ -105,7 +105,10 @@ int sc_coord_drain_notes(sc_engine *e)
     long note[NOTE_LEN];
     while (sc_recv_next(e->ctrl, TAG_NOTE, MPI_LONG, note, NOTE_LEN, &src) == 1) {
         apply_note(e, src, note);
-        e->last_note_t = e->last_activity = sc_now();
+        /* The watchdog's notes say that nothing moves: not progress, or
+         * they would put off the rule that ends a stall (below). */
+        if (note[0] != NOTE_STALLED) e->last_note_t = sc_now();
+        e->last_activity = sc_now();
         got = 1;
     }
     double feat[SC_NFEAT];
@@ -148,10 +151,13 @@ int sc_send_round(sc_engine *e, long kind, int s, sc_mode mode, int k, const lon
 static int close_round(sc_engine *e, int s, sc_rules *rules, sc_mode mode, int k)
 {
     sc_track *tr = &e->slots[s].track;
-    if (rules->relax_quorum && !e->relaxed++)
-        sc_say(SC_SAY_STALL, 0, "starcoll: tolerant rounds made no progress for %.0f s while ranks waited (ranks blocked "
-               "in a call starcoll cannot see, or not running at all on a loaded machine); closing rounds below the "
-               "quorum to go on", sc_now() - e->last_note_t);
+    /* Said by the coordinator, whichever rank that is (once a process). */
+    if (rules->relax_quorum && !e->relaxed++) {
+        sc_say(SC_SAY_STALL, 1, "starcoll: comm %d: tolerant rounds made no progress for %.0f s while ranks waited (ranks "
+               "blocked in a call starcoll cannot see, or not running at all on a loaded machine); closing rounds below "
+               "the quorum to go on", e->comm_id, sc_now() - e->last_note_t);
+        if (sc_rt.policy.verbose >= 2) sc_stall_books(e, 0);
+    }
     int flushing = sc_track_flushing(tr);
     long deposits = 0;
     memcpy(e->prev_incl, tr->included, sizeof(long) * (size_t)e->n);

@@ -363,6 +363,9 @@ void sc_stall_app(sc_engine *e, sc_app_state state, int slot, long pos, int what
 int sc_stall_progress(sc_engine *e);
 /* Coordinator: rank r has waited `waited` seconds. */
 void sc_stall_alarm(sc_engine *e, int r, double waited);
+/* Coordinator: its books to stderr (STARCOLL_VERBOSE=2); with_answers:
+ * and the ranks' own view, from a watchdog query just answered. */
+void sc_stall_books(sc_engine *e, int with_answers);
 
 /* engine_decide.c: the coordinator's membership and mode decisions */
 struct sc_decider *sc_decider_new(sc_engine *e, MPI_Comm comm, int comm_id);

@@ -120,6 +120,36 @@ static const char *state_name(const long *a)
     }
 }
 
+/* The coordinator's books, for a bug report; with_answers: and every
+ * rank's own view, from the answers just gathered. */
+void sc_stall_books(sc_engine *e, int with_answers)
+{
+    struct sc_stall *w = e->stall;
+    fprintf(stderr, "starcoll: comm %d coordinator: mode %s direct %d pending_direct %d", e->comm_id,
+            sc_mode_name(e->mode), e->direct, (int)e->pending_direct);
+    for (int q = 0; q < e->n; q++)
+        fprintf(stderr, " | r%d blocked %d pos %ld off %ld%s%s", q, e->blocked_at[q], e->last_pos[q], e->off_pos[q],
+                e->in_direct[q] ? " direct" : "", e->gone[q] ? " gone" : "");
+    fputc('\n', stderr);
+    if (with_answers) {
+        fprintf(stderr, "starcoll: comm %d ranks' own view (calls/included/inbox on the slot of their call, waiting, parent):",
+                e->comm_id);
+        for (int q = 0; q < e->n; q++) {
+            const long *a = w->answers + q * ST_LEN;
+            fprintf(stderr, " | r%d s%ld %ld/%ld/%ld w%ld p%ld", q, a[ST_SLOT], a[ST_CALLS], a[ST_INCLUDED], a[ST_INBOX],
+                    a[ST_WAITING], a[ST_PARENT]);
+        }
+        fputc('\n', stderr);
+    }
+    for (int sl = 0; sl < e->nslots; sl++) {
+        const sc_track *t = &e->slots[sl].track;
+        fprintf(stderr, "starcoll: comm %d slot %d flush %ld (announced/included, x: waits):", e->comm_id, sl, t->flush_upto);
+        for (int q = 0; q < e->n; q++)
+            fprintf(stderr, " %ld/%ld%s", t->announced[q], t->included[q], t->exact_upto[q] == t->announced[q] ? "x" : "");
+        fputc('\n', stderr);
+    }
+}
+
 /* One line: who waits, and for whom.  A rank is waited for unless it is
  * itself in a call of this communicator. */
 static void print_line(sc_engine *e)
@@ -176,30 +206,7 @@ static void print_line(sc_engine *e)
         snprintf(line + at, sizeof line - at, " (next report in %.0f s; STARCOLL_STALL=%g)", 2 * w->interval,
                  sc_rt.policy.stall_s);
     fprintf(stderr, "%s\n", line);
-    if (sc_rt.policy.verbose >= 2) {   /* the coordinator's books, for a bug report */
-        fprintf(stderr, "starcoll: comm %d coordinator: mode %s direct %d pending_direct %d", e->comm_id,
-                sc_mode_name(e->mode), e->direct, (int)e->pending_direct);
-        for (int q = 0; q < e->n; q++)
-            fprintf(stderr, " | r%d blocked %d pos %ld off %ld%s%s", q, e->blocked_at[q], e->last_pos[q], e->off_pos[q],
-                    e->in_direct[q] ? " direct" : "", e->gone[q] ? " gone" : "");
-        fputc('\n', stderr);
-        fprintf(stderr, "starcoll: comm %d ranks' own view (calls/included/inbox on the slot of their call, waiting, parent):",
-                e->comm_id);
-        for (int q = 0; q < e->n; q++) {
-            const long *a = w->answers + q * ST_LEN;
-            fprintf(stderr, " | r%d s%ld %ld/%ld/%ld w%ld p%ld", q, a[ST_SLOT], a[ST_CALLS], a[ST_INCLUDED], a[ST_INBOX],
-                    a[ST_WAITING], a[ST_PARENT]);
-        }
-        fputc('\n', stderr);
-        for (int sl = 0; sl < e->nslots; sl++) {
-            const sc_track *t = &e->slots[sl].track;
-            fprintf(stderr, "starcoll: comm %d slot %d flush %ld (announced/included, x: waits):", e->comm_id, sl,
-                    t->flush_upto);
-            for (int q = 0; q < e->n; q++)
-                fprintf(stderr, " %ld/%ld%s", t->announced[q], t->included[q], t->exact_upto[q] == t->announced[q] ? "x" : "");
-            fputc('\n', stderr);
-        }
-    }
+    if (sc_rt.policy.verbose >= 2) sc_stall_books(e, 1);
 }
 
 int sc_stall_progress(sc_engine *e)
