@@ -47,9 +47,12 @@ int machine_pause_start(void)
 
 double machine_pause_total(void)
 {
-    long long tick = atomic_load(&last_tick_us);
+    /* The sum before the tick: the watcher adds a gap, then moves the
+     * tick.  Read the other way round, a gap it adds in between would
+     * count twice (and loosen a bound); this way it can count not at all. */
+    long long paused = atomic_load(&paused_us), tick = atomic_load(&last_tick_us);
     if (tick == 0) return 0;   /* not started */
-    return (double)(atomic_load(&paused_us) + lost_us(now_us() - tick)) * 1e-6;
+    return (double)(paused + lost_us(now_us() - tick)) * 1e-6;
 }
 
 double machine_pause_longest(void)
