@@ -279,6 +279,7 @@ void sc_engine_free(sc_engine *e)
     sc_groups_free(e);
     sc_probe_free(e);
     sc_decider_free(e->decider);
+    free(e->world_rank);
     for (int s = 0; e->slots && s < e->nslots; s++) {
         sc_slot *sl = &e->slots[s];
         free_list(sl->head);
@@ -378,6 +379,27 @@ static int place_coordinator(MPI_Comm comm, int n, double load, double given, in
     return rc;
 }
 
+/* Each rank's world rank (local calls only), for the coordinator's lines
+ * and the report; -1 where it cannot be known. */
+static int map_world_ranks(MPI_Comm comm, int n, int *world)
+{
+    MPI_Group g = MPI_GROUP_NULL, wg = MPI_GROUP_NULL;
+    int *ranks = malloc(sizeof(int) * (size_t)n);
+    int ok = ranks && PMPI_Comm_group(comm, &g) == MPI_SUCCESS &&
+             PMPI_Comm_group(MPI_COMM_WORLD, &wg) == MPI_SUCCESS;
+    for (int r = 0; ranks && r < n; r++) ranks[r] = r;
+    ok = ok && PMPI_Group_translate_ranks(g, n, ranks, wg, world) == MPI_SUCCESS;
+    int in_order = ok;
+    for (int r = 0; r < n; r++) {
+        if (!ok || world[r] == MPI_UNDEFINED) world[r] = -1;
+        in_order &= world[r] == r;
+    }
+    if (g != MPI_GROUP_NULL) PMPI_Group_free(&g);
+    if (wg != MPI_GROUP_NULL) PMPI_Group_free(&wg);
+    free(ranks);
+    return in_order;
+}
+
 sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, int comm_id,
                            double learn_load_s, double learn_given)
 {
@@ -446,8 +468,12 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, i
     ok = ok && e->msg;
     e->k = quorum_k(e);
     e->stats.min_fresh = -1;
+    if (ok && e->rank == e->coord) {
+        ok = (e->world_rank = malloc(sizeof(int) * (size_t)e->n)) != NULL;
+        if (ok) e->world_order = map_world_ranks(comm, e->n, e->world_rank);
+    }
     ok = ok && sc_groups_init(e) == 0 && sc_probe_init(e) == 0;
-    if (ok && e->rank == e->coord) ok = (e->decider = sc_decider_new(e, comm, comm_id)) != NULL;
+    if (ok && e->rank == e->coord) ok = (e->decider = sc_decider_new(e, comm_id)) != NULL;
     /* Collective over comm: every rank starts its engine at the same call.
      * The outcome is agreed on, so a failure anywhere leaves all exact. */
     int rc1 = PMPI_Comm_dup(comm, &e->ctrl);

@@ -102,6 +102,7 @@ int sc_engine_direct(sc_engine *e);
  * what: which call (SC_AWAY_*), for the stall watchdog. */
 enum { SC_AWAY_OTHER = 0, SC_AWAY_BARRIER, SC_AWAY_BCAST, SC_AWAY_REDUCE, SC_AWAY_ALLGATHER, SC_AWAY_GATHER,
        SC_AWAY_SCATTER, SC_AWAY_ALLTOALL, SC_AWAY_ALLREDUCE, SC_AWAY_OTHER_COMM, SC_AWAY_WAIT, SC_AWAY_TEST, SC_AWAY_N };
+/* what a rank away in call `what` is doing: "in MPI_Barrier" */
 const char *sc_away_name(int what);
 void sc_engine_away(sc_engine *e, int away, int what);
 /* Set by the plugin: called around a wait inside sc_engine_call, so the

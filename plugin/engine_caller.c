@@ -513,8 +513,8 @@ void sc_engine_leave(sc_engine *e, sc_engine_stats *out, sc_leftover_fn leftover
 const char *sc_away_name(int what)
 {
     static const char *const names[SC_AWAY_N] = {
-        "a collective", "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allgather", "MPI_Gather",
-        "MPI_Scatter", "MPI_Alltoall", "an exact MPI_Allreduce", "MPI_Allreduce on another communicator",
-        "MPI_Wait (or Waitall, Waitany, Waitsome)", "MPI_Test polling (or Testall, Testany, Testsome)"};
+        "in a collective", "in MPI_Barrier", "in MPI_Bcast", "in MPI_Reduce", "in MPI_Allgather", "in MPI_Gather",
+        "in MPI_Scatter", "in MPI_Alltoall", "in an exact MPI_Allreduce", "in MPI_Allreduce on another communicator",
+        "in MPI_Wait (or Waitall, Waitany, Waitsome)", "polling MPI_Test (or Testall, Testany, Testsome)"};
     return what >= 0 && what < SC_AWAY_N ? names[what] : names[0];
 }

@@ -153,9 +153,10 @@ static int close_round(sc_engine *e, int s, sc_rules *rules, sc_mode mode, int k
     sc_track *tr = &e->slots[s].track;
     /* Said by the coordinator, whichever rank that is (once a process). */
     if (rules->relax_quorum && !e->relaxed++) {
-        sc_say(SC_SAY_STALL, 1, "starcoll: comm %d: tolerant rounds made no progress for %.0f s while ranks waited (ranks "
+        char comm_name[64];
+        sc_say(SC_SAY_STALL, 1, "starcoll: %s: tolerant rounds made no progress for %.0f s while ranks waited (ranks "
                "blocked in a call starcoll cannot see, or not running at all on a loaded machine); closing rounds below "
-               "the quorum to go on", e->comm_id, sc_now() - e->last_note_t);
+               "the quorum to go on", sc_comm_label(e, comm_name, sizeof comm_name), sc_now() - e->last_note_t);
         if (sc_rt.policy.verbose >= 2) sc_stall_books(e, 0);
     }
     int flushing = sc_track_flushing(tr);

@@ -45,28 +45,11 @@ struct sc_decider {
     sc_selector *sel;           /* auto */
     sc_schedule *schedule;      /* auto with STARCOLL_SCHEDULE: its decisions, not the selector's */
     sc_straggler_log *slog;     /* auto: who straggled, for the report's straggler table */
-    int *world_rank;            /* n: each rank's rank in MPI_COMM_WORLD, -1 unknown */
     long step;
     sc_decision dec;
 };
 
-/* Each rank's world rank, for the report (local calls only). */
-static void map_world_ranks(MPI_Comm comm, int n, int *world)
-{
-    MPI_Group g = MPI_GROUP_NULL, wg = MPI_GROUP_NULL;
-    int *ranks = malloc(sizeof(int) * (size_t)n);
-    int ok = ranks && PMPI_Comm_group(comm, &g) == MPI_SUCCESS &&
-             PMPI_Comm_group(MPI_COMM_WORLD, &wg) == MPI_SUCCESS;
-    for (int r = 0; ranks && r < n; r++) ranks[r] = r;
-    ok = ok && PMPI_Group_translate_ranks(g, n, ranks, wg, world) == MPI_SUCCESS;
-    for (int r = 0; r < n; r++)
-        if (!ok || world[r] == MPI_UNDEFINED) world[r] = -1;
-    if (g != MPI_GROUP_NULL) PMPI_Group_free(&g);
-    if (wg != MPI_GROUP_NULL) PMPI_Group_free(&wg);
-    free(ranks);
-}
-
-struct sc_decider *sc_decider_new(sc_engine *e, MPI_Comm comm, int comm_id)
+struct sc_decider *sc_decider_new(sc_engine *e, int comm_id)
 {
     struct sc_decider *d = calloc(1, sizeof *d);
     if (!d) return NULL;
@@ -91,8 +74,6 @@ struct sc_decider *sc_decider_new(sc_engine *e, MPI_Comm comm, int comm_id)
         d->arrival = sc_arrival_new(e->n);
         d->lag = calloc((size_t)e->n, sizeof(double));
         d->slog = sc_straggler_log_new(e->n);   /* none when out of memory: the table says so */
-        d->world_rank = malloc(sizeof(int) * (size_t)e->n);
-        if (d->world_rank) map_world_ranks(comm, e->n, d->world_rank);
         sc_selector_config cfg = {
             .kind = sc_rt.policy.selector == SC_SELECTOR_LEARNED ? SC_KIND_LEARNED : SC_KIND_HEURISTIC,
             .nranks = e->n,
@@ -138,9 +119,8 @@ void sc_decider_free(struct sc_decider *d)
     free(d->dec_parent);
     sc_arrival_free(d->arrival);
     free(d->lag);
-    if (d->sel) sc_report_stragglers(d->comm_id, d->slog, d->world_rank);
+    if (d->sel) sc_report_stragglers(d->comm_id, d->slog, d->e->world_rank);
     sc_straggler_log_free(d->slog);
-    free(d->world_rank);
     if (d->sel) sc_selector_free(d->sel);
     sc_schedule_free(d->schedule);
     free(d);

@@ -134,6 +134,8 @@ struct sc_engine {
     MPI_Comm ctrl, data, direct_comm;
     int rank, n, coord;
     int comm_id;               /* report row of the communicator */
+    int *world_rank;           /* coordinator: each rank's rank in MPI_COMM_WORLD (-1 unknown); else NULL */
+    int world_order;           /* every rank r is world rank r: its lines need no world ranks */
     pthread_t thread;
     int thread_started;
     pthread_mutex_t mu;
@@ -366,9 +368,14 @@ void sc_stall_alarm(sc_engine *e, int r, double waited);
 /* Coordinator: its books to stderr (STARCOLL_VERBOSE=2); with_answers:
  * and the ranks' own view, from a watchdog query just answered. */
 void sc_stall_books(sc_engine *e, int with_answers);
+/* Names for the coordinator's lines: "comm 1 (coordinated by world rank 2)"
+ * and "rank 1 (world 3)" on a communicator whose ranks are not the world's
+ * in order, so a job with many sub-communicators says which one. */
+const char *sc_comm_label(const sc_engine *e, char *buf, size_t len);
+const char *sc_rank_label(const sc_engine *e, int r, char *buf, size_t len);
 
 /* engine_decide.c: the coordinator's membership and mode decisions */
-struct sc_decider *sc_decider_new(sc_engine *e, MPI_Comm comm, int comm_id);
+struct sc_decider *sc_decider_new(sc_engine *e, int comm_id);
 void sc_decider_free(struct sc_decider *d);
 /* Fold in one rank's step features (drained from TAG_FEAT). */
 void sc_decider_observe(struct sc_decider *d, int rank, const double *feat);

@@ -6,6 +6,7 @@
  * departed) and prints one line naming the ranks it waits for.  Again at
  * twice the interval each time; it never stops the job. */
 #include "engine_internal.h"
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,28 @@ static const char *state_name(const long *a)
     }
 }
 
+const char *sc_comm_label(const sc_engine *e, char *buf, size_t len)
+{
+    if (e->world_order || !e->world_rank || e->world_rank[e->rank] < 0) snprintf(buf, len, "comm %d", e->comm_id);
+    else snprintf(buf, len, "comm %d (coordinated by world rank %d)", e->comm_id, e->world_rank[e->rank]);
+    return buf;
+}
+
+/* "1", or "1 (world 3)" */
+static const char *rank_number(const sc_engine *e, int r, char *buf, size_t len)
+{
+    if (e->world_order || !e->world_rank || e->world_rank[r] < 0) snprintf(buf, len, "%d", r);
+    else snprintf(buf, len, "%d (world %d)", r, e->world_rank[r]);
+    return buf;
+}
+
+const char *sc_rank_label(const sc_engine *e, int r, char *buf, size_t len)
+{
+    char num[40];
+    snprintf(buf, len, "rank %s", rank_number(e, r, num, sizeof num));
+    return buf;
+}
+
 /* The coordinator's books, for a bug report; with_answers: and every
  * rank's own view, from the answers just gathered. */
 void sc_stall_books(sc_engine *e, int with_answers)
@@ -150,17 +173,30 @@ void sc_stall_books(sc_engine *e, int with_answers)
     }
 }
 
+/* Appends to line[len], at *at; never past its end (a long line is cut). */
+static void append(char *line, size_t len, size_t *at, const char *fmt, ...)
+{
+    if (*at >= len - 1) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int wrote = vsnprintf(line + *at, len - *at, fmt, ap);
+    va_end(ap);
+    if (wrote > 0) *at = *at + (size_t)wrote < len ? *at + (size_t)wrote : len - 1;
+}
+
 /* One line: who waits, and for whom.  A rank is waited for unless it is
  * itself in a call of this communicator. */
 static void print_line(sc_engine *e)
 {
     struct sc_stall *w = e->stall;
-    char line[1024];
+    char line[1024] = "", comm_name[64], rank_name[48];
     size_t at = 0;
     const long *s = w->answers + w->stalled_rank * ST_LEN;
-    at += (size_t)snprintf(line, sizeof line, "starcoll: comm %d stalled: rank %d has waited %.0f s in MPI_Allreduce "
-                           "(tensor %ld of %d, call %ld of the step stream); waiting for", e->comm_id, w->stalled_rank,
-                           w->stalled_for, s[ST_SLOT] + 1, e->nslots, s[ST_POS]);
+    append(line, sizeof line, &at, "starcoll: %s stalled: %s has waited %.0f s in MPI_Allreduce "
+                           "(tensor %ld of %d, call %ld of the step stream); waiting for",
+                           sc_comm_label(e, comm_name, sizeof comm_name),
+                           sc_rank_label(e, w->stalled_rank, rank_name, sizeof rank_name), w->stalled_for,
+                           s[ST_SLOT] + 1, e->nslots, s[ST_POS]);
     int named = 0, in_call = 0;
     for (int q = 0; q < e->n; q++) {
         const long *a = w->answers + q * ST_LEN;
@@ -174,13 +210,14 @@ static void print_line(sc_engine *e)
             continue;
         }
         const char *what = e->gone[q] && a[ST_STATE] < 0 ? "departed" : state_name(a);
-        at += (size_t)snprintf(line + at, sizeof line - at, "%s rank %d %s", named ? "," : "", q, what);
+        append(line, sizeof line, &at, "%s %s %s", named ? "," : "",
+                               sc_rank_label(e, q, rank_name, sizeof rank_name), what);
         if (a[ST_STATE] >= 0 && a[ST_STATE] != SC_APP_LEFT)
-            at += (size_t)snprintf(line + at, sizeof line - at, " for %.1f s%s", (double)a[ST_AGE_MS] * 1e-3,
+            append(line, sizeof line, &at, " for %.1f s%s", (double)a[ST_AGE_MS] * 1e-3,
                                    a[ST_STATE] == SC_APP_COMPUTING ? " since its last call" : "");
         named++;
     }
-    if (!named) at += (size_t)snprintf(line + at, sizeof line - at, " no rank: all are in MPI_Allreduce on it");
+    if (!named) append(line, sizeof line, &at, " no rank: all are in MPI_Allreduce on it");
     /* the ranks in a call, by position: a rank a call apart shows */
     const char *sep = named ? "; in MPI_Allreduce on it:" : ":";
     for (int q = 0; q < e->n && in_call && at + 80 < sizeof line; q++) {
@@ -192,18 +229,18 @@ static void print_line(sc_engine *e)
             first &= !((b[ST_STATE] == SC_APP_IN_CALL || b[ST_STATE] == SC_APP_OFF) && !e->gone[p] && b[ST_POS] == a[ST_POS]);
         }
         if (!first) continue;
-        at += (size_t)snprintf(line + at, sizeof line - at, "%s rank(s) %d", sep, q);
+        append(line, sizeof line, &at, "%s rank(s) %s", sep,
+                               rank_number(e, q, rank_name, sizeof rank_name));
         sep = ";";
         for (int p = q + 1; p < e->n && at + 40 < sizeof line; p++) {
             const long *b = w->answers + p * ST_LEN;
             if ((b[ST_STATE] == SC_APP_IN_CALL || b[ST_STATE] == SC_APP_OFF) && !e->gone[p] && b[ST_POS] == a[ST_POS])
-                at += (size_t)snprintf(line + at, sizeof line - at, ",%d", p);
+                append(line, sizeof line, &at, ",%s", rank_number(e, p, rank_name, sizeof rank_name));
         }
-        at += (size_t)snprintf(line + at, sizeof line - at, " at call %ld (tensor %ld)%s", a[ST_POS], a[ST_SLOT] + 1,
+        append(line, sizeof line, &at, " at call %ld (tensor %ld)%s", a[ST_POS], a[ST_SLOT] + 1,
                                a[ST_STATE] == SC_APP_OFF ? " off the pattern" : "");
     }
-    if (at < sizeof line)
-        snprintf(line + at, sizeof line - at, " (next report in %.0f s; STARCOLL_STALL=%g)", 2 * w->interval,
+    append(line, sizeof line, &at, " (next report in %.0f s; STARCOLL_STALL=%g)", 2 * w->interval,
                  sc_rt.policy.stall_s);
     fprintf(stderr, "%s\n", line);
     if (sc_rt.policy.verbose >= 2) sc_stall_books(e, 1);

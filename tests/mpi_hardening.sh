@@ -16,7 +16,11 @@
 #                       communicators (also with every tensor fused, and at
 #                       1 MiB fusion), quiet and beside stress-ng --cpu 4;
 #   machine pauses      every rank stopped (SIGSTOP) is taken out of the
-#                       bound; a rank that stops calling is not.
+#                       bound; a rank that stops calling is not;
+#   stall rule          rounds that cannot reach their quorum for 10 s close
+#                       below it: the coordinator says so once, whichever
+#                       rank it is and on whichever communicator, the others
+#                       go on, and nothing is lost.
 . "$(dirname "$0")/mpi_testlib.sh"
 sc_need_library || finish
 sc_preloading || { skip "SC_NO_PRELOAD=1: these checks are about the library"; finish; }
@@ -249,5 +253,39 @@ if grep -q "^FAIL - fresh: no single MPI_Allreduce took over 1.0 s" "$SC_WORK/pa
 else
     fail "a rank that stops calling for 2 s: longest call ${longest:-none} s, machine_pause_s=${paused:-none}"
     sc_show pause-waited
+fi
+# ---- stall rule -------------------------------------------------------------
+# A tolerant round waits for its quorum.  Ranks it cannot hear from for 10 s
+# (blocked in a call starcoll cannot see, or not running) would hold the
+# others forever where plain MPI would not have waited for them; the
+# coordinator then closes rounds below the quorum and says so, once.  Rank 3
+# stops calling for 15 s at step 20.
+relax_figure() { sed -n "s/.*$2=\([0-9.]*\).*/\1/p" "$SC_WORK/$1.out" | tail -n 1; }
+# (a) the world, a quorum of all 4: the rule, not rank 3's return, ends the wait.
+sc_job relax-world 4 -x STARCOLL_MODE=quorum -x STARCOLL_QUORUM=4 "$loops" --loop fresh --steps 60 --compute-ms 5 \
+    --stop-at 20 --stop-s 15
+sc_adopt relax-world $? "stall rule, the world with a quorum of all"
+said=$(grep -c "^starcoll: comm 0: tolerant rounds made no progress for 1[0-9] s while ranks waited .*closing rounds below the quorum" "$SC_WORK/relax-world.err")
+relaxed=$(sc_totals relax-world relaxed)
+longest=$(relax_figure relax-world longest_call_s)
+if [ "$said" = 1 ] && [ "${relaxed:-0}" -ge 1 ] && awk -v l="${longest:-0}" 'BEGIN { exit !(l >= 9.5 && l < 14) }'; then
+    ok "stall rule, the world: said once, $relaxed round(s) closed below the quorum, the longest wait $longest s (rank 3 stopped 15 s)"
+else
+    fail "stall rule, the world: said ${said:-0} times, relaxed=${relaxed:-none}, longest call ${longest:-none} s"
+    sc_show relax-world
+fi
+# (b) two communicators, a quorum of 3 of 4: the world goes on without rank
+# 3, the half that holds it (2 ranks, both needed) stalls.  Its coordinator
+# is not world rank 0 (the halves are odd and even world ranks), and its
+# lines name world ranks.
+sc_job relax-half 4 -x STARCOLL_MODE=quorum -x STARCOLL_QUORUM=0.75 -x STARCOLL_STALL=2 "$loops" --loop fresh \
+    --steps 60 --compute-ms 5 --stop-at 20 --stop-s 15 --two-comms
+sc_adopt relax-half $? "stall rule, a half of the world"
+if grep -q "^starcoll: comm 1 (coordinated by world rank [13]): tolerant rounds made no progress for 1[0-9] s" "$SC_WORK/relax-half.err" &&
+    grep -q "^starcoll: comm 1 (coordinated by world rank [13]) stalled: rank [01] (world 1) has waited 2 s .*waiting for rank [01] (world 3) computing for 2\.[0-9] s" "$SC_WORK/relax-half.err"; then
+    ok "stall rule, a half of the world: its coordinator says so, and its lines name rank 3 by its world rank"
+else
+    fail "stall rule, a half of the world: no line from the half's coordinator naming world rank 3"
+    sc_show relax-half
 fi
 finish
