@@ -97,6 +97,9 @@ int sc_lockstep_off(sc_reduce_fn reduce, void *ctx, MPI_Comm vote_comm, void *sc
 {
     *out = SC_LS_REJECT;
     *first_off = -1;
+    /* No eligible call expected here (a step of none): no rank on the
+     * pattern makes a collective to match, so the vote alone. */
+    if (exp_count <= 0) return vote_off(vote_comm, 1, shape, out, first_off);
     size_t es = sc_dkind_size((sc_dkind)exp_dkind);
     memset(scratch, 0, es * (size_t)exp_count);
     if (exp_dkind == SC_DK_FLOAT) ((float *)scratch)[0] = NAN;

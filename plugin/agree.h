@@ -45,7 +45,8 @@ int sc_lockstep_on(sc_reduce_fn reduce, void *ctx, MPI_Comm vote_comm, const voi
 
 /* Off the pattern: the expected slot's collective with a poisoned buffer
  * (scratch: at least exp_count elements of exp_dkind), then the vote; shape
- * is this rank's call. */
+ * is this rank's call.  exp_count 0: no slot expected (a step of no
+ * eligible calls), the vote only; scratch may be NULL. */
 int sc_lockstep_off(sc_reduce_fn reduce, void *ctx, MPI_Comm vote_comm, void *scratch, int exp_count, int exp_dkind,
                     uint64_t shape, sc_ls_outcome *out, int *first_off);
 #endif

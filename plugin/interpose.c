@@ -441,8 +441,9 @@ static int lockstep_on(sc_comm *cs, const sc_user_call *c, sc_dkind dk)
 
 static int lockstep_off(sc_comm *cs, int slot, uint64_t shape, sc_off_verdict *v, int *other)
 {
-    long count = sc_identity_slot_count(cs->id, slot);
-    int dk = sc_identity_slot_dkind(cs->id, slot);
+    /* slot -1: the step has no eligible call, so none is expected here */
+    long count = slot >= 0 ? sc_identity_slot_count(cs->id, slot) : 0;
+    int dk = slot >= 0 ? sc_identity_slot_dkind(cs->id, slot) : SC_DK_FLOAT;
     size_t bytes = (size_t)count * sc_dkind_size((sc_dkind)dk);
     if (bytes > cs->lockstep_bytes) {
         void *b = realloc(cs->lockstep_buf, bytes);
@@ -541,6 +542,11 @@ static int tolerant_allreduce(sc_comm *cs, const sc_user_call *c, sc_dkind dk, s
             sc_identity_relearn(cs->id);   /* every rank knows, as in lockstep_on */
             cs->row->relearns += 1;
         }
+        if (slot < 0)
+            return call_fails(cs, c, dk, MPI_ERR_OTHER,
+                              "it is off the step pattern all ranks agreed on (no eligible call in the step) and rank "
+                              "%d makes another call at this point (the ranks' call sequences disagree); not reduced, "
+                              "and it does not count", other);
         return call_fails(cs, c, dk, MPI_ERR_OTHER,
                           "it is off the step pattern all ranks agreed on (%ld %s elements expected here) and rank %d "
                           "makes another call at this point (the ranks' call sequences disagree); not reduced, and it "

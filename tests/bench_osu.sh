@@ -45,13 +45,26 @@ fi
 sc_job_plain plain-double 3 "$bench" -m 4:4K -i 5 -x 1 -c -T double
 validated plain-double "no preload, double, 3 ranks, 4 B skipped" $? 10 8 3
 
-# 2. The same through the library, eligible from the first byte.
+# 2. The same through the library, eligible from the first byte; then as
+# a user runs it.
 if sc_need_library; then
     for cfg in sync hier:2; do
         env=(-x "STARCOLL_MODE=${cfg%%:*}" -x STARCOLL_MIN_BYTES=0)
         [[ $cfg == *:* ]] && env+=(-x "STARCOLL_GROUP=${cfg#*:}")
         sc_job "pre-$cfg" 4 "${env[@]}" "$bench" -m 4:1M -i 3 -x 1 -c
         validated "pre-$cfg" "preload $cfg, 4 ranks" $? 19 4 3
+    done
+    # Under the tolerant policies with the default threshold, as a user runs
+    # it: the sizes under 256 B pass through, so the step is first learned
+    # with no eligible call in it; the first eligible size is off that
+    # pattern, and every rank must agree to learn again (it read the slot
+    # of a step of none, and crashed every rank).
+    for mode in quorum groups auto; do
+        sc_job "pre-$mode" 4 -x "STARCOLL_MODE=$mode" "$bench" -m 4:1M -i 3 -x 1 -c
+        validated "pre-$mode" "preload $mode, 4 ranks, default threshold" $? 19 4 3
+        relearns=$(grep -c "comm 0: the calls' pattern changed [1-9][0-9]* time(s)" "$SC_WORK/pre-$mode.report")
+        [ "$relearns" = 1 ] && ok "preload $mode: the first eligible size made every rank learn the step again" ||
+            { fail "preload $mode: no relearning in the report after a step of no eligible call"; sc_show "pre-$mode"; }
     done
 fi
 

@@ -507,6 +507,29 @@ static void test_stray_and_relearn(void)
     job_free(j);
 }
 
+/* A code's first calls all small (under the threshold: a benchmark's
+ * first sizes, a startup's metadata): the step learned holds no eligible
+ * call.  The first eligible call is off it, with no slot to read, and
+ * every rank learns again at once. */
+static void test_step_of_no_eligible_call(void)
+{
+    job *j = job_new(2);
+    long step[] = {-1};
+    CU_ASSERT_TRUE(learn(j, step, 1, same_style, 100) >= 0);
+    CU_ASSERT_TRUE(sc_identity_learned(j->id[0]));
+    CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 0);
+    sc_call_key big = key(4096, 1, 0);
+    for (int r = 0; r < 2; r++) {
+        int slot = 7;
+        CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &big, &slot), SC_ID_OFF);
+        CU_ASSERT_EQUAL(slot, -1);   /* no slot: interpose.c must not read one */
+        CU_ASSERT_EQUAL(sc_identity_settle(j->id[r], SC_OFF_STRAY), SC_OFF_RELEARN);
+        sc_identity_relearn(j->id[r]);
+        CU_ASSERT_FALSE(sc_identity_learned(j->id[r]));
+    }
+    job_free(j);
+}
+
 static void test_never_periodic(void)
 {
     job *j = job_new(2);
@@ -541,5 +564,6 @@ int main(void)
     CU_add_test(s, "ranks whose calls disagree", test_disagreement);
     CU_add_test(s, "stray call, rejected call, new pattern", test_stray_and_relearn);
     CU_add_test(s, "no period: stays learning", test_never_periodic);
+    CU_add_test(s, "a step of no eligible call, then an eligible one", test_step_of_no_eligible_call);
     return sc_cunit_run();
 }
