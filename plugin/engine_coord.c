@@ -151,10 +151,11 @@ int sc_send_round(sc_engine *e, long kind, int s, sc_mode mode, int k, const lon
 static int close_round(sc_engine *e, int s, sc_rules *rules, sc_mode mode, int k)
 {
     sc_track *tr = &e->slots[s].track;
-    /* Said by the coordinator, whichever rank that is (once a process). */
+    /* Said by the coordinator, whichever rank that is, once per engine: a
+     * process coordinating two stalled communicators names both. */
     if (rules->relax_quorum && !e->relaxed++) {
         char comm_name[64];
-        sc_say(SC_SAY_STALL, 1, "starcoll: %s: tolerant rounds made no progress for %.0f s while ranks waited (ranks "
+        sc_say(-1, 1, "starcoll: %s: tolerant rounds made no progress for %.0f s while ranks waited (ranks "
                "blocked in a call starcoll cannot see, or not running at all on a loaded machine); closing rounds below "
                "the quorum to go on", sc_comm_label(e, comm_name, sizeof comm_name), sc_now() - e->last_note_t);
         if (sc_rt.policy.verbose >= 2) sc_stall_books(e, 0);

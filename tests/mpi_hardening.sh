@@ -282,7 +282,7 @@ sc_job relax-half 4 -x STARCOLL_MODE=quorum -x STARCOLL_QUORUM=0.75 -x STARCOLL_
     --steps 60 --compute-ms 5 --stop-at 20 --stop-s 15 --two-comms
 sc_adopt relax-half $? "stall rule, a half of the world"
 if grep -q "^starcoll: comm 1 (coordinated by world rank [13]): tolerant rounds made no progress for 1[0-9] s" "$SC_WORK/relax-half.err" &&
-    grep -q "^starcoll: comm 1 (coordinated by world rank [13]) stalled: rank [01] (world 1) has waited 2 s .*waiting for rank [01] (world 3) computing for 2\.[0-9] s" "$SC_WORK/relax-half.err"; then
+    grep -q "^starcoll: comm 1 (coordinated by world rank [13]) stalled: rank [01] (world 1) has waited [0-9]* s .*waiting for rank [01] (world 3) computing for [0-9.]* s" "$SC_WORK/relax-half.err"; then
     ok "stall rule, a half of the world: its coordinator says so, and its lines name rank 3 by its world rank"
 else
     fail "stall rule, a half of the world: no line from the half's coordinator naming world rank 3"
