@@ -380,16 +380,19 @@ static int place_coordinator(MPI_Comm comm, int n, double load, double given, in
 }
 
 /* Each rank's world rank (local calls only), for the coordinator's lines
- * and the report; -1 where it cannot be known. */
+ * and the report; -1 where it cannot be known.  Returns 1 when comm is the
+ * whole world in its order (its lines need no world ranks; the first half
+ * of a split, ranks 0..n-1 too, still gets them, or it would read like
+ * the world). */
 static int map_world_ranks(MPI_Comm comm, int n, int *world)
 {
     MPI_Group g = MPI_GROUP_NULL, wg = MPI_GROUP_NULL;
-    int *ranks = malloc(sizeof(int) * (size_t)n);
+    int *ranks = malloc(sizeof(int) * (size_t)n), world_n = 0;
     int ok = ranks && PMPI_Comm_group(comm, &g) == MPI_SUCCESS &&
-             PMPI_Comm_group(MPI_COMM_WORLD, &wg) == MPI_SUCCESS;
+             PMPI_Comm_group(MPI_COMM_WORLD, &wg) == MPI_SUCCESS && PMPI_Group_size(wg, &world_n) == MPI_SUCCESS;
     for (int r = 0; ranks && r < n; r++) ranks[r] = r;
     ok = ok && PMPI_Group_translate_ranks(g, n, ranks, wg, world) == MPI_SUCCESS;
-    int in_order = ok;
+    int in_order = ok && n == world_n;
     for (int r = 0; r < n; r++) {
         if (!ok || world[r] == MPI_UNDEFINED) world[r] = -1;
         in_order &= world[r] == r;

@@ -174,6 +174,7 @@ void sc_stall_books(sc_engine *e, int with_answers)
 }
 
 /* Appends to line[len], at *at; never past its end (a long line is cut). */
+static void append(char *line, size_t len, size_t *at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static void append(char *line, size_t len, size_t *at, const char *fmt, ...)
 {
     if (*at >= len - 1) return;
@@ -193,10 +194,10 @@ static void print_line(sc_engine *e)
     size_t at = 0;
     const long *s = w->answers + w->stalled_rank * ST_LEN;
     append(line, sizeof line, &at, "starcoll: %s stalled: %s has waited %.0f s in MPI_Allreduce "
-                           "(tensor %ld of %d, call %ld of the step stream); waiting for",
-                           sc_comm_label(e, comm_name, sizeof comm_name),
-                           sc_rank_label(e, w->stalled_rank, rank_name, sizeof rank_name), w->stalled_for,
-                           s[ST_SLOT] + 1, e->nslots, s[ST_POS]);
+           "(tensor %ld of %d, call %ld of the step stream); waiting for",
+           sc_comm_label(e, comm_name, sizeof comm_name),
+           sc_rank_label(e, w->stalled_rank, rank_name, sizeof rank_name), w->stalled_for,
+           s[ST_SLOT] + 1, e->nslots, s[ST_POS]);
     int named = 0, in_call = 0;
     for (int q = 0; q < e->n; q++) {
         const long *a = w->answers + q * ST_LEN;
@@ -211,10 +212,10 @@ static void print_line(sc_engine *e)
         }
         const char *what = e->gone[q] && a[ST_STATE] < 0 ? "departed" : state_name(a);
         append(line, sizeof line, &at, "%s %s %s", named ? "," : "",
-                               sc_rank_label(e, q, rank_name, sizeof rank_name), what);
+               sc_rank_label(e, q, rank_name, sizeof rank_name), what);
         if (a[ST_STATE] >= 0 && a[ST_STATE] != SC_APP_LEFT)
             append(line, sizeof line, &at, " for %.1f s%s", (double)a[ST_AGE_MS] * 1e-3,
-                                   a[ST_STATE] == SC_APP_COMPUTING ? " since its last call" : "");
+                   a[ST_STATE] == SC_APP_COMPUTING ? " since its last call" : "");
         named++;
     }
     if (!named) append(line, sizeof line, &at, " no rank: all are in MPI_Allreduce on it");
@@ -230,7 +231,7 @@ static void print_line(sc_engine *e)
         }
         if (!first) continue;
         append(line, sizeof line, &at, "%s rank(s) %s", sep,
-                               rank_number(e, q, rank_name, sizeof rank_name));
+               rank_number(e, q, rank_name, sizeof rank_name));
         sep = ";";
         for (int p = q + 1; p < e->n && at + 40 < sizeof line; p++) {
             const long *b = w->answers + p * ST_LEN;
@@ -238,10 +239,10 @@ static void print_line(sc_engine *e)
                 append(line, sizeof line, &at, ",%s", rank_number(e, p, rank_name, sizeof rank_name));
         }
         append(line, sizeof line, &at, " at call %ld (tensor %ld)%s", a[ST_POS], a[ST_SLOT] + 1,
-                               a[ST_STATE] == SC_APP_OFF ? " off the pattern" : "");
+               a[ST_STATE] == SC_APP_OFF ? " off the pattern" : "");
     }
     append(line, sizeof line, &at, " (next report in %.0f s; STARCOLL_STALL=%g)", 2 * w->interval,
-                 sc_rt.policy.stall_s);
+           sc_rt.policy.stall_s);
     fprintf(stderr, "%s\n", line);
     if (sc_rt.policy.verbose >= 2) sc_stall_books(e, 1);
 }
