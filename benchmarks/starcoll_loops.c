@@ -26,7 +26,7 @@
  * usage: starcoll_loops [--loop fresh|moving|own|staging] [--counts C1,C2,...]
  *          [--model FILE [--scale N]] [--loss] [--in-place] [--steps N] [--warmup N] [--compute-ms MS]
  *          [--slow-rank R] [--slow-factor F] [--extra-call STEP]
- *          [--stop-at STEP --stop-s S] [--two-comms] [--soak] [--bound-s S]
+ *          [--stop-at STEP --stop-s S] [--two-comms [--halves-in-order]] [--soak] [--bound-s S]
  *          [--comm-thread]
  * --bound-s S: no single MPI_Allreduce may take over S seconds, less the
  *         time the process did not run at all meanwhile (machine_pause.h);
@@ -40,6 +40,8 @@
  *         error, nothing may hang, and the run goes on.
  * --stop-at STEP --stop-s S: rank --slow-rank stops calling for S seconds
  *         at STEP (the stall watchdog must name it).
+ * --two-comms: the world and each half of it (even and odd ranks);
+ *         --halves-in-order: the lower and upper halves instead.
  * --comm-thread: the loop runs on a thread of its own, not MPI_Init's
  *         (MPI_THREAD_MULTIPLE), as a code with a communication thread.
  * --model FILE: the step's tensors are a model's gradients (a .tensors
@@ -67,7 +69,7 @@ static double compute_ms = 10, slow_factor = 1, stop_s = 0;
 static int slow_rank = -1, extra_call = -1, stop_at = -1;
 static const char *loop = "fresh", *model = NULL;
 static long scale = 1;
-static int passed, failed, bad_returns, two_comms = 0, soak = 0;
+static int passed, failed, bad_returns, two_comms = 0, halves_in_order = 0, soak = 0;
 static double bound_s = 0, longest_s = 0;
 static int longest_step = -1, longest_tensor = -1;   /* where this rank's longest call was */
 static const char *longest_stream = "";
@@ -345,6 +347,7 @@ int main(int argc, char **argv)
         else if (v && !strcmp(o, "--stop-at")) stop_at = atoi(argv[++a]);
         else if (v && !strcmp(o, "--stop-s")) stop_s = atof(argv[++a]);
         else if (!strcmp(o, "--two-comms")) two_comms = 1;
+        else if (!strcmp(o, "--halves-in-order")) halves_in_order = 1;
         else if (!strcmp(o, "--soak")) soak = 1;
         else if (v && !strcmp(o, "--bound-s")) bound_s = atof(argv[++a]);
         else if (!strcmp(o, "--comm-thread")) continue;   /* seen above */
@@ -360,7 +363,8 @@ int main(int argc, char **argv)
     /* the streams: the world, and with --two-comms each half of it */
     state st[2] = {{.comm = MPI_COMM_WORLD, .name = "world", .tags_ok = 1}, {.name = "half", .tags_ok = 1}};
     int nst = 1;
-    if (two_comms && MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &st[1].comm)) == MPI_SUCCESS) nst = 2;
+    int color = halves_in_order ? rank >= size / 2 : rank % 2;
+    if (two_comms && MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, rank, &st[1].comm)) == MPI_SUCCESS) nst = 2;
     long maxc = 0;
     for (int i = 0; i < ntensors; i++)
         if (counts[i] > maxc) maxc = counts[i];

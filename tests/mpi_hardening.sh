@@ -20,7 +20,8 @@
 #   stall rule          rounds that cannot reach their quorum for 10 s close
 #                       below it: the coordinator says so once, whichever
 #                       rank it is and on whichever communicator, the others
-#                       go on, and nothing is lost.
+#                       go on, and nothing is lost; a sub-communicator's
+#                       lines name world ranks.
 . "$(dirname "$0")/mpi_testlib.sh"
 sc_need_library || finish
 sc_preloading || { skip "SC_NO_PRELOAD=1: these checks are about the library"; finish; }
@@ -287,5 +288,18 @@ if grep -q "^starcoll: comm 1 (coordinated by world rank [13]): tolerant rounds 
 else
     fail "stall rule, a half of the world: no line from the half's coordinator naming world rank 3"
     sc_show relax-half
+fi
+# (c) the lower and upper halves: the lower one's ranks are world ranks
+# 0..1 in order, yet its lines must not read like the world's.  Rank 1
+# stops 4 s; the watchdog (2 s) names both communicators.
+sc_job names-halves 4 -x STARCOLL_MODE=quorum -x STARCOLL_QUORUM=0.75 -x STARCOLL_STALL=2 "$loops" --loop fresh \
+    --steps 40 --compute-ms 5 --slow-rank 1 --stop-at 20 --stop-s 4 --two-comms --halves-in-order
+sc_adopt names-halves $? "stall lines, the lower half"
+if grep -q "^starcoll: comm 1 (coordinated by world rank [01]) stalled: .*waiting for rank 1 (world 1) computing" "$SC_WORK/names-halves.err" &&
+    ! grep "^starcoll: comm 0 " "$SC_WORK/names-halves.err" | grep -q "world"; then
+    ok "stall lines, the lower half: its lines name world ranks, the world's do not"
+else
+    fail "stall lines, the lower half: its lines read like the world's, or the world's name world ranks"
+    sc_show names-halves
 fi
 finish
