@@ -43,6 +43,8 @@ on_ranks() {
 }
 
 lines_of() { grep -c "^starcoll: $2" "$SC_WORK/$1.err"; }
+# figure NAME FIELD: a field of the program's figures line ("loops: ... FIELD=N").
+figure() { sed -n "s/.*$2=\([0-9.]*\).*/\1/p" "$SC_WORK/$1.out" | tail -n 1; }
 
 # ---- settings that differ between ranks ----------------------------------
 on_ranks report-split 8 4 8 STARCOLL_REPORT=none -x LD_PRELOAD="$SC_LIB" -x STARCOLL_MODE=auto -- \
@@ -228,7 +230,6 @@ fi
 # did not run at all (benchmarks/machine_pause.h) and says so.  Both ways
 # checked: every rank stopped (SIGSTOP) for 2 s is taken out; a rank that
 # stops calling for 2 s, running all along, still counts.
-pause_figure() { sed -n "s/.*$2=\([0-9.]*\).*/\1/p" "$SC_WORK/$1.out" | tail -n 1; }
 sc_job pause-stopped 4 -x STARCOLL_MODE=sync "$loops" --loop fresh --steps 600 --compute-ms 5 --bound-s 1 &
 job=$!
 for _ in $(seq 1 100); do pgrep -x starcoll_loops >/dev/null && break; sleep 0.1; done
@@ -237,7 +238,7 @@ pkill -STOP -x starcoll_loops
 sleep 2
 pkill -CONT -x starcoll_loops
 wait "$job"
-paused=$(pause_figure pause-stopped machine_pause_s)
+paused=$(figure pause-stopped machine_pause_s)
 if grep -q "^ok   - fresh: no single MPI_Allreduce took over 1.0 s" "$SC_WORK/pause-stopped.out" &&
     awk -v p="${paused:-0}" 'BEGIN { exit !(p >= 1.5) }'; then
     ok "every rank stopped for 2 s: taken out of the calls ($paused s seen), none over 1 s"
@@ -246,8 +247,8 @@ else
     sc_show pause-stopped
 fi
 sc_job pause-waited 4 -x STARCOLL_MODE=sync "$loops" --loop fresh --steps 60 --compute-ms 5 --stop-at 20 --stop-s 2 --bound-s 1
-paused=$(pause_figure pause-waited machine_pause_s)
-longest=$(pause_figure pause-waited longest_call_s)
+paused=$(figure pause-waited machine_pause_s)
+longest=$(figure pause-waited longest_call_s)
 if grep -q "^FAIL - fresh: no single MPI_Allreduce took over 1.0 s" "$SC_WORK/pause-waited.out" &&
     awk -v p="${paused:-9}" -v l="${longest:-0}" 'BEGIN { exit !(p < 0.5 && l >= 1.8) }'; then
     ok "a rank that stops calling for 2 s: the others' wait counts (longest call $longest s, pause $paused s)"
@@ -261,14 +262,13 @@ fi
 # others forever where plain MPI would not have waited for them; the
 # coordinator then closes rounds below the quorum and says so, once.  Rank 3
 # stops calling for 15 s at step 20.
-relax_figure() { sed -n "s/.*$2=\([0-9.]*\).*/\1/p" "$SC_WORK/$1.out" | tail -n 1; }
 # (a) the world, a quorum of all 4: the rule, not rank 3's return, ends the wait.
 sc_job relax-world 4 -x STARCOLL_MODE=quorum -x STARCOLL_QUORUM=4 "$loops" --loop fresh --steps 60 --compute-ms 5 \
     --stop-at 20 --stop-s 15
 sc_adopt relax-world $? "stall rule, the world with a quorum of all"
 said=$(grep -c "^starcoll: comm 0: tolerant rounds made no progress for 1[0-9] s while ranks waited .*closing rounds below the quorum" "$SC_WORK/relax-world.err")
 relaxed=$(sc_totals relax-world relaxed)
-longest=$(relax_figure relax-world longest_call_s)
+longest=$(figure relax-world longest_call_s)
 if [ "$said" = 1 ] && [ "${relaxed:-0}" -ge 1 ] && awk -v l="${longest:-0}" 'BEGIN { exit !(l >= 9.5 && l < 14) }'; then
     ok "stall rule, the world: said once, $relaxed round(s) closed below the quorum, the longest wait $longest s (rank 3 stopped 15 s)"
 else
