@@ -542,16 +542,14 @@ static int tolerant_allreduce(sc_comm *cs, const sc_user_call *c, sc_dkind dk, s
             sc_identity_relearn(cs->id);   /* every rank knows, as in lockstep_on */
             cs->row->relearns += 1;
         }
-        if (slot < 0)
-            return call_fails(cs, c, dk, MPI_ERR_OTHER,
-                              "it is off the step pattern all ranks agreed on (no eligible call in the step) and rank "
-                              "%d makes another call at this point (the ranks' call sequences disagree); not reduced, "
-                              "and it does not count", other);
+        char expected[64] = "no eligible call in the step";
+        if (slot >= 0)
+            snprintf(expected, sizeof expected, "%ld %s elements expected here", sc_identity_slot_count(cs->id, slot),
+                     kind_name((sc_dkind)sc_identity_slot_dkind(cs->id, slot)));
         return call_fails(cs, c, dk, MPI_ERR_OTHER,
-                          "it is off the step pattern all ranks agreed on (%ld %s elements expected here) and rank %d "
-                          "makes another call at this point (the ranks' call sequences disagree); not reduced, and it "
-                          "does not count", sc_identity_slot_count(cs->id, slot),
-                          kind_name((sc_dkind)sc_identity_slot_dkind(cs->id, slot)), other);
+                          "it is off the step pattern all ranks agreed on (%s) and rank %d makes another call at this "
+                          "point (the ranks' call sequences disagree); not reduced, and it does not count",
+                          expected, other);
     }
 }
 
