@@ -210,7 +210,10 @@ static int close_round(sc_engine *e, int s, sc_rules *rules, sc_mode mode, int k
     if (sc_engine_failed(e, rc)) return rc;
     sc_run_round(e, s, e->incl, deposits, mode, k, seq);
     double tn = sc_now();
-    if (e->last_round_t > 0) {
+    /* A round the stall rule closed measures the stall, not the step: were
+     * it counted, the period would jump tenfold and the rule (100 periods)
+     * would not fire again for minutes while the same rank stays away. */
+    if (e->last_round_t > 0 && !rules->relax_quorum) {
         double gap = tn - e->last_round_t;
         e->round_period = e->round_period > 0 ? 0.9 * e->round_period + 0.1 * gap : gap;
     }
