@@ -17,7 +17,12 @@
  *             buffer of tensor i any rank sent;
  *   replicas  those sums are bitwise equal on every rank;
  *   flushed   (--soak) after each mid-run flush, every rank's sums so far
- *             equal what every rank sent, on each tensor's first elements.
+ *             equal what every rank sent, on each tensor's first elements;
+ *   same      (--same-results) every rank got the same result at every
+ *             call (its elements' sum), as it must where every round holds
+ *             every rank's buffer: exact modes, a quorum of all.  Up to
+ *             the step before the last: the flush after it closes rounds
+ *             below the quorum for the ranks that have not reached it.
  * Prints "ok - ..."/"FAIL - ..." lines, a figures line
  *   loops: loop=L ranks=N steps=S fast_step_ms=F slow_step_ms=W
  * (mean step time after the first --warmup steps, of the ranks never slow
@@ -27,7 +32,7 @@
  *          [--model FILE [--scale N]] [--loss] [--in-place] [--steps N] [--warmup N] [--compute-ms MS]
  *          [--slow-rank R] [--slow-factor F] [--extra-call STEP]
  *          [--stop-at STEP --stop-s S] [--two-comms [--halves-in-order]] [--soak] [--bound-s S]
- *          [--comm-thread]
+ *          [--comm-thread] [--same-results]
  * --bound-s S: no single MPI_Allreduce may take over S seconds, less the
  *         time the process did not run at all meanwhile (machine_pause.h);
  *         the figures line gives the longest such pause (machine_pause_s).
@@ -69,7 +74,7 @@ static double compute_ms = 10, slow_factor = 1, stop_s = 0;
 static int slow_rank = -1, extra_call = -1, stop_at = -1;
 static const char *loop = "fresh", *model = NULL;
 static long scale = 1;
-static int passed, failed, bad_returns, two_comms = 0, halves_in_order = 0, soak = 0;
+static int passed, failed, bad_returns, two_comms = 0, halves_in_order = 0, soak = 0, same_results = 0;
 static double bound_s = 0, longest_s = 0;
 static int longest_step = -1, longest_tensor = -1;   /* where this rank's longest call was */
 static const char *longest_stream = "";
@@ -124,6 +129,7 @@ typedef struct {
     float *grad[MAX_TENSORS], *out[MAX_TENSORS];   /* own: kept */
     float *stage;                                   /* staging */
     double *sent[MAX_TENSORS], *got[MAX_TENSORS];   /* per element sums, exact */
+    double *result_sum;                             /* --same-results: per step and tensor */
     int tags_ok;
 } state;
 
@@ -143,14 +149,17 @@ static int fresh_here(void)
     return !strcmp(loop, "fresh") || (!strcmp(loop, "moving") && rank % 2 == 1);
 }
 
-static void take(state *st, int i, const float *res)
+static void take(state *st, int i, int s, const float *res)
 {
     long tag = tag_of(i);
+    double sum = 0;   /* integers under 2^53: exact */
     for (long e = 0; e < counts[i]; e++) {
         long v = (long)res[e];
         if (v < 0 || v % tag != 0 || (float)v != res[e]) st->tags_ok = 0;
         st->got[i][e] += (double)v;
+        sum += (double)v;
     }
+    if (st->result_sum) st->result_sum[(long)s * ntensors + i] = sum;
 }
 
 /* One gradient reduction, the way the loop style does it. */
@@ -170,14 +179,14 @@ static void reduce_tensor(state *st, int i, int s, int zero)
     if (!strcmp(loop, "staging")) {
         memcpy(st->stage, g, sizeof(float) * (size_t)n);
         rc = MPI_Allreduce(MPI_IN_PLACE, st->stage, (int)n, MPI_FLOAT, MPI_SUM, st->comm);
-        if (rc == MPI_SUCCESS) take(st, i, st->stage);
+        if (rc == MPI_SUCCESS) take(st, i, s, st->stage);
     } else if (in_place) {
         rc = MPI_Allreduce(MPI_IN_PLACE, g, (int)n, MPI_FLOAT, MPI_SUM, st->comm);
-        if (rc == MPI_SUCCESS) take(st, i, g);
+        if (rc == MPI_SUCCESS) take(st, i, s, g);
     } else {
         float *out = fresh ? alloc_floats(n) : st->out[i];
         rc = MPI_Allreduce(g, out, (int)n, MPI_FLOAT, MPI_SUM, st->comm);
-        if (rc == MPI_SUCCESS) take(st, i, out);
+        if (rc == MPI_SUCCESS) take(st, i, s, out);
         if (fresh) free(out);
     }
     /* --bound-s bounds the waits of MPI and starcoll, not the machine's
@@ -248,6 +257,28 @@ static int reduce_sums(const state *st, int i, int n, double *sent, double *lo, 
     if (rc == MPI_SUCCESS) rc = MPI_Reduce(st->got[i], lo, n, MPI_DOUBLE, MPI_MIN, 0, st->comm);
     if (rc == MPI_SUCCESS) rc = MPI_Reduce(st->got[i], hi, n, MPI_DOUBLE, MPI_MAX, 0, st->comm);
     return rc;
+}
+
+/* --same-results: did every rank of the stream get the same result at
+ * every call of the steps before the last?  Judged on the stream's rank 0
+ * (plain reductions), which names the first call that differed. */
+static int results_agree(const state *st)
+{
+    long n = (long)(steps > 1 ? steps - 1 : 1) * ntensors;
+    double *lo = malloc(sizeof(double) * (size_t)n), *hi = malloc(sizeof(double) * (size_t)n);
+    if (!lo || !hi) MPI_Abort(MPI_COMM_WORLD, 3);
+    int crank, good = MPI_Reduce(st->result_sum, lo, (int)n, MPI_DOUBLE, MPI_MIN, 0, st->comm) == MPI_SUCCESS &&
+                      MPI_Reduce(st->result_sum, hi, (int)n, MPI_DOUBLE, MPI_MAX, 0, st->comm) == MPI_SUCCESS;
+    MPI_CHECK(MPI_Comm_rank(st->comm, &crank));
+    long differ = 0, first = -1;
+    for (long c = 0; good && crank == 0 && c < n; c++)
+        if (lo[c] != hi[c] && !differ++) first = c;
+    if (differ)
+        fprintf(stderr, "%s: %ld of %ld calls' results differed between ranks, the first at step %ld, tensor %ld "
+                "(its sum %.0f to %.0f)\n", st->name, differ, n, first / ntensors, first % ntensors, lo[first], hi[first]);
+    free(lo);
+    free(hi);
+    return good && !differ;
 }
 
 /* --soak: right after a flush step (MPI_Pcontrol(2) before it) every rank
@@ -349,6 +380,7 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--two-comms")) two_comms = 1;
         else if (!strcmp(o, "--halves-in-order")) halves_in_order = 1;
         else if (!strcmp(o, "--soak")) soak = 1;
+        else if (!strcmp(o, "--same-results")) same_results = 1;
         else if (v && !strcmp(o, "--bound-s")) bound_s = atof(argv[++a]);
         else if (!strcmp(o, "--comm-thread")) continue;   /* seen above */
         else ntensors = -1;
@@ -376,6 +408,8 @@ int main(int argc, char **argv)
             st[c].got[i] = calloc((size_t)counts[i], sizeof(double));
         }
         st[c].stage = alloc_floats(maxc);
+        if (same_results && !(st[c].result_sum = calloc((size_t)(steps + 1) * (size_t)ntensors, sizeof(double))))
+            MPI_Abort(MPI_COMM_WORLD, 3);
     }
     loop_run run = {st, nst, 1, 0, 0, 0};
     if (comm_thread) {
@@ -432,6 +466,11 @@ int main(int argc, char **argv)
         check(cons, what);
         snprintf(what, sizeof what, "%s: replicas bitwise equal after the flush (%s)", loop, st[c].name);
         check(same, what);
+        if (same_results) {
+            snprintf(what, sizeof what, "%s: every rank got the same result at every call before the last step (%s)",
+                     loop, st[c].name);
+            check(results_agree(&st[c]), what);
+        }
     }
     double longest = 0, pause_mine = machine_pause_longest(), pause = 0;
     MPI_CHECK(MPI_Reduce(&longest_s, &longest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));

@@ -167,6 +167,7 @@ static int deposit_group(sc_engine *e, sc_slot *g, int gslot, long need, long fl
     d->pos = pos;
     d->flags = flags;
     d->next = NULL;
+    g->deposited = need;
     if (g->tail) g->tail->next = d;
     else g->head = d;
     g->tail = d;
@@ -224,28 +225,36 @@ static void take_results(sc_engine *e, sc_slot *sl, void *recvbuf)
 }
 
 /* As a tolerant call does (DESIGN.md): a member returns the group rounds
- * completed since its previous call; when none has and this rank's last
- * group deposit is not in yet, it waits for the round holding it.  So a
- * rank never has more than a step's group deposits outstanding, and a
- * step of small tensors alone is paced by the quorum like any other.  The
- * coordinator learns of the wait (the deposit announced again, now
- * waited for), so rounds elsewhere do not count on this rank meanwhile. */
+ * completed since its previous call; when none has and the round holding
+ * this rank's last group deposit has not landed yet, it waits for it.  So
+ * a rank never has more than a step's group deposits outstanding, a step
+ * of small tensors alone is paced by the quorum like any other, and where
+ * every round holds every rank's deposit, every rank gets it at the same
+ * call (one step late).  Landed, not merely taken into a round: a round
+ * under way when the call came once made it return zeros on some ranks and
+ * the round a step later, so replicas of a model whose tensors were all
+ * fused drifted apart with no straggler at all.  The coordinator learns of
+ * the wait (the deposit announced again, now waited for), so rounds
+ * elsewhere do not count on this rank meanwhile; a deposit already taken
+ * into a round needs no such word. */
 static int wait_for_a_round(sc_engine *e, sc_slot *sl, int gslot)
 {
     sc_slot *g = &e->slots[gslot];
     pthread_mutex_lock(&e->mu);
-    int wait = g->head && sl->fused_rounds == 0 && !e->error && !e->stopped;
-    long count = g->tail ? g->tail->upto : 0, pos = g->tail ? g->tail->pos : -1;
+    int wait = g->included_self < g->deposited && sl->fused_rounds == 0 && !e->error && !e->stopped;
+    int queued = g->head != NULL;
+    long count = g->deposited, pos = g->tail ? g->tail->pos : -1;
     int child = e->my_parent >= 0;
     if (wait) e->waiting_slot = gslot;
     pthread_mutex_unlock(&e->mu);
     if (!wait) return MPI_SUCCESS;
     /* A member announces its deposit again, now waited for; a child's went
      * through its parent, and it says only that it waits. */
-    int rc = sc_engine_deposit_note(e, gslot, count, NOTE_WAITS | (child ? NOTE_WAIT_ONLY : 0), -1, pos);
+    int rc = queued ? sc_engine_deposit_note(e, gslot, count, NOTE_WAITS | (child ? NOTE_WAIT_ONLY : 0), -1, pos)
+                    : MPI_SUCCESS;
     pthread_mutex_lock(&e->mu);
     double t0 = sc_wait_begin(e);
-    while (rc == MPI_SUCCESS && g->head && sl->fused_rounds == 0 && !e->stopped && !e->error)
+    while (rc == MPI_SUCCESS && g->included_self < g->deposited && sl->fused_rounds == 0 && !e->stopped && !e->error)
         pthread_cond_wait(&e->cv_main, &e->mu);
     e->waiting_slot = -1;
     e->stats.wait_s += sc_wait_end(e, t0);

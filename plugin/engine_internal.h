@@ -105,6 +105,7 @@ typedef struct sc_slot {
     int nmembers;              /* group: 0 for every other slot */
     void *stage;               /* group, application thread: this step's fused buffers */
     int staged;                /* group, application thread: stage holds something */
+    long deposited;            /* group, under mu: this rank's group calls in its deposits so far */
     /* engine thread only */
     void *scratch;             /* the round buffer */
     sc_track track;            /* coordinator only */

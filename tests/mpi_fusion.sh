@@ -11,7 +11,8 @@
 #     steps: leftovers of a tolerant spell are drained, nothing lost;
 #   - flushes and MPI_Pcontrol(0) spells inside the run (--soak);
 #   - a step of small tensors alone and no loss (nothing else paces it):
-#     a rank never runs more than a step ahead of its group rounds.
+#     a rank never runs more than a step ahead of its group rounds, and
+#     with a quorum of all every rank gets the same result at every call.
 . "$(dirname "$0")/mpi_testlib.sh"
 sc_need_library || finish
 prog="$top_builddir/benchmarks/starcoll_loops"
@@ -61,6 +62,16 @@ fi
 sc_mode_job resnet50-soak quorum -- "$prog" --model "$models/resnet50.tensors" --scale 64 --loss --soak \
     --steps 80 --warmup 4 --compute-ms 5
 fused_per_step resnet50-soak 30
+
+# A step whose tensors are all small (a small MLP's three weight
+# matrices), no loss, a quorum of all: every round holds every rank's
+# buffer, so every rank must get the same result at every call, one step
+# late.  A member call that came while its group's round was under way
+# once returned zeros on some ranks and that round a step later: replicas
+# drifted apart with no straggler at all.
+sc_mode_job mlp-quorum-all quorum -- -x STARCOLL_QUORUM=8 "$prog" --counts 100480,16512,1290 --steps 40 --warmup 10 \
+    --compute-ms 5 --same-results
+fused_per_step mlp-quorum-all 2
 
 # Small tensors alone, no loss, a 2x straggler.
 counts=$(awk 'BEGIN { for (i = 0; i < 200; i++) printf "%s%d", i ? "," : "", 64 + (i * 37) % 937 }')
