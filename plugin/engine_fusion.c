@@ -2,7 +2,8 @@
  *
  * A blocking call that waits for its own round cannot share that round
  * with tensors the code reduces after it returns.  So the small tensors of
- * a tolerant step (the members, under STARCOLL_FUSE_BYTES) do not wait:
+ * a tolerant step (the members: under STARCOLL_FUSE_BYTES, and together
+ * at most STARCOLL_FUSE_SHARE of the step's bytes) do not wait:
  * each call copies its buffer into its place in a group's staging buffer
  * and returns its part of the group rounds completed since its previous
  * call; the last member of the step deposits the group buffer, without
@@ -54,6 +55,47 @@ static int repeats_shorter(const sc_engine *e)
     return 0;
 }
 
+typedef struct {
+    size_t bytes;
+    int slot;
+} sized_slot;
+
+static int by_size(const void *a, const void *b)
+{
+    const sized_slot *x = a, *y = b;
+    if (x->bytes != y->bytes) return x->bytes < y->bytes ? -1 : 1;
+    return x->slot - y->slot;
+}
+
+/* Which of the step's tensors are fused (fused[s] = 1): those under
+ * STARCOLL_FUSE_BYTES, smallest first, while together they carry at most
+ * STARCOLL_FUSE_SHARE of the step's bytes (policy.h says why).  The same
+ * on every rank: it depends on the agreed pattern only. */
+static int choose_members(const sc_engine *e, size_t limit, char *fused)
+{
+    int L = e->nuser, n = 0, chosen = 0;
+    double total = 0, taken = 0;
+    sized_slot *c = malloc(sizeof *c * (size_t)L);
+    if (!c) return -1;
+    for (int s = 0; s < L; s++) {
+        fused[s] = 0;
+        total += (double)e->slots[s].bytes;
+        if (e->slots[s].bytes < limit) c[n++] = (sized_slot){e->slots[s].bytes, s};
+    }
+    qsort(c, (size_t)n, sizeof *c, by_size);
+    for (int i = 0; i < n && taken + (double)c[i].bytes <= sc_rt.policy.fuse_share * total; i++) {
+        taken += (double)c[i].bytes;
+        fused[c[i].slot] = 1;
+        chosen++;
+    }
+    if (chosen < n && sc_rt.policy.verbose >= 1)
+        sc_say(-1, 0, "starcoll: %d of the step's %d tensors under STARCOLL_FUSE_BYTES are fused, %.1f%% of its bytes "
+               "(STARCOLL_FUSE_SHARE=%g); the others get a round each, on time", chosen, n, 100 * taken / total,
+               sc_rt.policy.fuse_share);
+    free(c);
+    return 0;
+}
+
 int sc_fusion_plan(sc_engine *e)
 {
     int L = e->nuser;
@@ -68,6 +110,11 @@ int sc_fusion_plan(sc_engine *e)
                    "round each, not fused rounds (README, \"Fused rounds\")", L, p);
         return 0;
     }
+    char *fused = malloc((size_t)L);
+    if (!fused || choose_members(e, limit, fused) != 0) {
+        free(fused);
+        return -1;
+    }
     /* Per element kind, members in step order into groups of at most
      * SC_FUSE_GROUP_MAX bytes; a group of one is no group. */
     for (int dk = 0; dk < 2; dk++) {
@@ -75,7 +122,7 @@ int sc_fusion_plan(sc_engine *e)
         size_t used = 0;
         for (int s = 0; s < L; s++) {
             sc_slot *sl = &e->slots[s];
-            if ((int)sl->dk != dk || sl->bytes >= limit) continue;
+            if ((int)sl->dk != dk || !fused[s]) continue;
             if (g < 0 || used + sl->bytes > SC_FUSE_GROUP_MAX) {
                 g = e->nslots++;
                 used = 0;
@@ -84,7 +131,10 @@ int sc_fusion_plan(sc_engine *e)
                 gs->fuse = -1;
                 gs->dk = sl->dk;
                 gs->dt = sl->dt;
-                if (!(gs->members = malloc(sizeof(int) * (size_t)L))) return -1;
+                if (!(gs->members = malloc(sizeof(int) * (size_t)L))) {
+                    free(fused);
+                    return -1;
+                }
             }
             sc_slot *gs = &e->slots[g];
             sl->fuse = g;
@@ -95,6 +145,7 @@ int sc_fusion_plan(sc_engine *e)
             gs->count = (long)(used / sc_dkind_size(gs->dk));
         }
     }
+    free(fused);
     /* groups of one member: back to a round of its own */
     for (int g = L; g < e->nslots; g++)
         if (e->slots[g].nmembers == 1) e->slots[e->slots[g].members[0]].fuse = -1;

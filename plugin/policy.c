@@ -101,6 +101,7 @@ void sc_policy_defaults(sc_policy *p)
     p->selector = SC_SELECTOR_HEURISTIC;
     p->min_bytes = SC_MIN_BYTES_DEFAULT;
     p->fuse_bytes = SC_FUSE_BYTES_DEFAULT;
+    p->fuse_share = SC_FUSE_SHARE_DEFAULT;
     p->quorum = 0;
     p->staleness = 4;
     p->scale_fresh = 0;
@@ -214,6 +215,16 @@ int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
         p->fuse_bytes = SC_FUSE_BYTES_DEFAULT;
         BAD("STARCOLL_FUSE_BYTES", v, "a size in bytes with optional K, M or G suffix, e.g. 1M, or 0 for no fusion", "1M");
     }
+    if ((v = get("STARCOLL_FUSE_SHARE"))) {
+        char *end;
+        errno = 0;
+        double f = strtod(skip_space(v), &end);
+        if (plain_decimal(v) && !errno && end != skip_space(v) && only_space(end) && isfinite(f) && f > 0 && f <= 1)
+            p->fuse_share = f;
+        else
+            BAD("STARCOLL_FUSE_SHARE", v, "a fraction in (0,1] of a step's bytes, such as 0.125 (1: every small tensor)",
+                "0.125");
+    }
     if ((v = get("STARCOLL_QUORUM"))) {
         char *end;
         errno = 0;
@@ -309,6 +320,7 @@ uint64_t sc_policy_hash(const sc_policy *p)
                         p->group_size, p->epoch, p->inject.enabled, (long long)p->fuse_bytes};
     h = sc_hash_bytes(h, ints, sizeof ints);
     h = sc_hash_bytes(h, &p->quorum, sizeof p->quorum);
+    h = sc_hash_bytes(h, &p->fuse_share, sizeof p->fuse_share);
     h = sc_hash_bytes(h, p->model, strlen(p->model));
     h = sc_hash_bytes(h, "|", 1);
     char inj[256];
@@ -332,5 +344,7 @@ void sc_policy_describe(const sc_policy *p, char *buf, size_t len)
     if (p->stall_s != 30 && strlen(buf) + 32 < len) snprintf(buf + strlen(buf), len - strlen(buf), " stall=%gs", p->stall_s);
     if (p->fuse_bytes != SC_FUSE_BYTES_DEFAULT && strlen(buf) + 32 < len)
         snprintf(buf + strlen(buf), len - strlen(buf), " fuse_bytes=%zu", p->fuse_bytes);
+    if (p->fuse_share != SC_FUSE_SHARE_DEFAULT && strlen(buf) + 32 < len)
+        snprintf(buf + strlen(buf), len - strlen(buf), " fuse_share=%g", p->fuse_share);
     if (p->schedule[0] && strlen(buf) + 16 < len) strcat(buf, " schedule=fixed");
 }

@@ -6,7 +6,8 @@
 # tensors (tags), the loss exact at every step, and after a flush
 # conservation per tensor and bitwise replicas.  Here:
 #   - the small tensors are fused (the report counts them per step), and
-#     with STARCOLL_FUSE_BYTES=0 they are not, and still pass;
+#     with STARCOLL_FUSE_BYTES=0 they are not, and still pass; a step of
+#     small tensors alone is not fused by default (STARCOLL_FUSE_SHARE);
 #   - modes swapped every few steps (exact, tolerant, children) over fused
 #     steps: leftovers of a tolerant spell are drained, nothing lost;
 #   - flushes and MPI_Pcontrol(0) spells inside the run (--soak);
@@ -69,12 +70,19 @@ fused_per_step resnet50-soak 30
 # late.  A member call that came while its group's round was under way
 # once returned zeros on some ranks and that round a step later: replicas
 # drifted apart with no straggler at all.
-sc_mode_job mlp-quorum-all quorum -- -x STARCOLL_QUORUM=8 "$prog" --counts 100480,16512,1290 --steps 40 --warmup 10 \
-    --compute-ms 5 --same-results
+sc_mode_job mlp-quorum-all quorum -- -x STARCOLL_QUORUM=8 -x STARCOLL_FUSE_SHARE=1 "$prog" --counts 100480,16512,1290 \
+    --steps 40 --warmup 10 --compute-ms 5 --same-results
 fused_per_step mlp-quorum-all 2
+# ... and by default they are not fused at all: together they are the
+# whole step, and fused they would all come a step late on every rank
+# (STARCOLL_FUSE_SHARE, 1/8 of the step's bytes by default).
+sc_mode_job mlp-quorum-default quorum -- "$prog" --counts 100480,16512,1290 --steps 30 --warmup 10 --compute-ms 5 \
+    --slow-factor 2
+fused_per_step mlp-quorum-default 0
 
 # Small tensors alone, no loss, a 2x straggler.
 counts=$(awk 'BEGIN { for (i = 0; i < 200; i++) printf "%s%d", i ? "," : "", 64 + (i * 37) % 937 }')
-sc_mode_job small-only quorum -- "$prog" --counts "$counts" --steps 20 --warmup 4 --compute-ms 5 --slow-factor 2
+sc_mode_job small-only quorum -- -x STARCOLL_FUSE_SHARE=1 "$prog" --counts "$counts" --steps 20 --warmup 4 --compute-ms 5 \
+    --slow-factor 2
 fused_per_step small-only 100
 finish

@@ -74,11 +74,12 @@ if sc_preloading; then
     # hang.  "fused": the four tensors in fused rounds, the extra call in a
     # direct step on a fused member (it hung once: the group's call count).
     for mode in quorum auto auto-fused; do
-        fuse=64K
-        [ "$mode" = auto-fused ] && fuse=1M
+        fuse=64K share=0.125
+        [ "$mode" = auto-fused ] && fuse=1M share=1
         for f in 1 2; do
             name="$mode-extra-call-$f"
-            sc_job "$name" 8 -x STARCOLL_MODE="${mode%-fused}" -x STARCOLL_FUSE_BYTES=$fuse "$prog" --loop fresh \
+            sc_job "$name" 8 -x STARCOLL_MODE="${mode%-fused}" -x STARCOLL_FUSE_BYTES=$fuse -x STARCOLL_FUSE_SHARE=$share \
+                "$prog" --loop fresh \
                 --extra-call 20 --slow-factor $f
             rc=$?
             if [ $rc = 124 ] || ! grep -q "^loops:" "$SC_WORK/$name.out"; then

@@ -75,16 +75,17 @@ for mode in $MODES; do
     # request completed; the rounds complete the requests.  waitall and
     # test unfused (STARCOLL_FUSE_BYTES=0): a fused call completes when it
     # returns, and these two check that requests left open are completed
-    # by the rounds later; wait and waitany, and the variants below, fused.
+    # by the rounds later; wait and waitany, and the variants below, fused
+    # (STARCOLL_FUSE_SHARE=1: this step's three tensors are all small).
     tolerant_job "$mode-nb-waitall" "$mode" STARCOLL_FUSE_BYTES=0 -- --pattern persistent --nonblocking waitall
-    tolerant_job "$mode-nb-wait" "$mode" -- --pattern jitter --nonblocking wait
-    tolerant_job "$mode-nb-waitany" "$mode" -- --pattern onset --nonblocking waitany
+    tolerant_job "$mode-nb-wait" "$mode" STARCOLL_FUSE_SHARE=1 -- --pattern jitter --nonblocking wait
+    tolerant_job "$mode-nb-waitany" "$mode" STARCOLL_FUSE_SHARE=1 -- --pattern onset --nonblocking waitany
     SC_K=3 tolerant_job "$mode-nb-test" "$mode" STARCOLL_FUSE_BYTES=0 -- --pattern burst --nonblocking test --two-comms --in-place --double
     # ... each way also with no straggler, a persistent one or jitter
-    tolerant_job "$mode-nb-waitall-none" "$mode" -- --pattern none --nonblocking waitall
-    tolerant_job "$mode-nb-waitall-jitter" "$mode" -- --pattern jitter --nonblocking waitall
-    tolerant_job "$mode-nb-wait-persistent" "$mode" -- --pattern persistent --nonblocking wait
-    tolerant_job "$mode-nb-test-persistent" "$mode" -- --pattern persistent --nonblocking test
+    tolerant_job "$mode-nb-waitall-none" "$mode" STARCOLL_FUSE_SHARE=1 -- --pattern none --nonblocking waitall
+    tolerant_job "$mode-nb-waitall-jitter" "$mode" STARCOLL_FUSE_SHARE=1 -- --pattern jitter --nonblocking waitall
+    tolerant_job "$mode-nb-wait-persistent" "$mode" STARCOLL_FUSE_SHARE=1 -- --pattern persistent --nonblocking wait
+    tolerant_job "$mode-nb-test-persistent" "$mode" STARCOLL_FUSE_SHARE=1 -- --pattern persistent --nonblocking test
     # STARCOLL_INJECT slows the nonblocking calls of a communication
     # thread too: in auto, the selector sees rank 5 slow (a decision names
     # it).  Fresh receive buffers kept three steps come back every fourth

@@ -88,6 +88,11 @@ static void test_good_values(void)
     CU_ASSERT_EQUAL(p.fuse_bytes, 0);
     CU_ASSERT_EQUAL(parse1("STARCOLL_FUSE_BYTES=1M", &p, m, sizeof m), 0);
     CU_ASSERT_EQUAL(p.fuse_bytes, 1 << 20);
+    CU_ASSERT_DOUBLE_EQUAL(p.fuse_share, 0.125, 1e-12);   /* the default */
+    CU_ASSERT_EQUAL(parse1("STARCOLL_FUSE_SHARE=1", &p, m, sizeof m), 0);
+    CU_ASSERT_EQUAL(p.fuse_share, 1);
+    CU_ASSERT_EQUAL(parse1("STARCOLL_FUSE_SHARE=0.05", &p, m, sizeof m), 0);
+    CU_ASSERT_DOUBLE_EQUAL(p.fuse_share, 0.05, 1e-12);
     CU_ASSERT_EQUAL(parse1("STARCOLL_QUORUM=6", &p, m, sizeof m), 0);
     CU_ASSERT_EQUAL(p.quorum, 6);
     CU_ASSERT_EQUAL(parse1("STARCOLL_QUORUM=0.75", &p, m, sizeof m), 0);
@@ -152,6 +157,10 @@ static void test_bad_values(void)
     check_bad("STARCOLL_FUSE_BYTES=-1", "STARCOLL_FUSE_BYTES");
     parse1("STARCOLL_FUSE_BYTES=lots", &p, m, sizeof m);
     CU_ASSERT_EQUAL(p.fuse_bytes, SC_FUSE_BYTES_DEFAULT);
+    check_bad("STARCOLL_FUSE_SHARE=2", "STARCOLL_FUSE_SHARE");
+    check_bad("STARCOLL_FUSE_SHARE=-0.1", "STARCOLL_FUSE_SHARE");
+    parse1("STARCOLL_FUSE_SHARE=2", &p, m, sizeof m);
+    CU_ASSERT_DOUBLE_EQUAL(p.fuse_share, SC_FUSE_SHARE_DEFAULT, 1e-12);
     check_bad("STARCOLL_QUORUM=1.5", "STARCOLL_QUORUM");
     check_bad("STARCOLL_QUORUM=0", "STARCOLL_QUORUM");
     check_bad("STARCOLL_QUORUM=-2", "STARCOLL_QUORUM");
@@ -221,7 +230,9 @@ static void test_messages(void)
         l = e + 1;
     }
     const char *refused[] = {"STARCOLL_QUORUM=0x10", "STARCOLL_QUORUM=1e3", "STARCOLL_QUORUM=+3", "STARCOLL_STALL=-1",
-                             "STARCOLL_STALL=5m", "STARCOLL_STALL=0x5", "STARCOLL_INJECT=rank=1,delay=1ms,from=10,until=5"};
+                             "STARCOLL_STALL=5m", "STARCOLL_STALL=0x5", "STARCOLL_INJECT=rank=1,delay=1ms,from=10,until=5",
+                             "STARCOLL_FUSE_SHARE=0", "STARCOLL_FUSE_SHARE=1.5", "STARCOLL_FUSE_SHARE=12%",
+                             "STARCOLL_FUSE_SHARE=nan"};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         CU_ASSERT_EQUAL(parse1(refused[i], &p, msgs, sizeof msgs), 1);
         CU_ASSERT_EQUAL(count_lines(msgs), 1);
