@@ -16,8 +16,9 @@
 
 /* Tolerated tensors under STARCOLL_FUSE_BYTES ride in fused rounds, a
  * few per step instead of one per tensor (README, "Fused rounds").  1 MiB:
- * the model-shaped steps fused whole take a 2x straggler's cost from 1.24
- * and 1.36 of sync's step without one (64 KiB) to 1.10 and 1.13. */
+ * the model-shaped steps, fused whole, took a 2x straggler's cost from 1.24
+ * and 1.36 of sync's step without one (64 KiB) to 1.10 and 1.13 (1.14 and
+ * 1.20 under the share below). */
 #define SC_FUSE_BYTES_DEFAULT (1024 * 1024)
 
 /* ... and together they carry at most STARCOLL_FUSE_SHARE of the step's
