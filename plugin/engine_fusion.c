@@ -73,7 +73,7 @@ static int by_size(const void *a, const void *b)
  * on every rank: it depends on the agreed pattern only. */
 static int choose_members(const sc_engine *e, size_t limit, char *fused)
 {
-    int L = e->nuser, n = 0, chosen = 0;
+    int L = e->nuser, n = 0;
     double total = 0, taken = 0;
     sized_slot *c = malloc(sizeof *c * (size_t)L);
     if (!c) return -1;
@@ -86,14 +86,29 @@ static int choose_members(const sc_engine *e, size_t limit, char *fused)
     for (int i = 0; i < n && taken + (double)c[i].bytes <= sc_rt.policy.fuse_share * total; i++) {
         taken += (double)c[i].bytes;
         fused[c[i].slot] = 1;
-        chosen++;
     }
-    if (chosen < n && sc_rt.policy.verbose >= 1)
-        sc_say(-1, 0, "starcoll: %d of the step's %d tensors under STARCOLL_FUSE_BYTES are fused, %.1f%% of its bytes "
-               "(STARCOLL_FUSE_SHARE=%g); the others get a round each, on time", chosen, n, 100 * taken / total,
-               sc_rt.policy.fuse_share);
     free(c);
     return 0;
+}
+
+/* STARCOLL_VERBOSE=1: how many of the small tensors the share left a round
+ * of their own, counted once the plan is made (a group of one is none). */
+static void say_share(const sc_engine *e, size_t limit)
+{
+    int small = 0, fused = 0;
+    double total = 0, taken = 0;
+    for (int s = 0; s < e->nuser; s++) {
+        total += (double)e->slots[s].bytes;
+        small += e->slots[s].bytes < limit;
+        if (e->slots[s].fuse >= 0) {
+            fused++;
+            taken += (double)e->slots[s].bytes;
+        }
+    }
+    if (fused < small && sc_rt.policy.verbose >= 1)
+        sc_say(-1, 0, "starcoll: %d of the step's %d tensors under STARCOLL_FUSE_BYTES are fused, %.1f%% of its bytes "
+               "(STARCOLL_FUSE_SHARE=%g); the others get a round each, on time", fused, small, 100 * taken / total,
+               sc_rt.policy.fuse_share);
 }
 
 int sc_fusion_plan(sc_engine *e)
@@ -164,6 +179,7 @@ int sc_fusion_plan(sc_engine *e)
         n++;
     }
     e->nslots = n;
+    say_share(e, limit);
     for (int g = L; g < e->nslots; g++) {
         sc_slot *gs = &e->slots[g];
         gs->inbox = calloc(1, gs->bytes);
