@@ -183,6 +183,17 @@ static int plain_decimal(const char *s)
     return digits > 0 && only_space(s);
 }
 
+/* A whole value that is a plain decimal number, into *out: 0, else -1. */
+static int parse_decimal(const char *v, double *out)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(skip_space(v), &end);
+    if (!plain_decimal(v) || errno || end == skip_space(v) || !only_space(end) || !isfinite(d)) return -1;
+    *out = d;
+    return 0;
+}
+
 int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
 {
     int bad = 0;
@@ -216,21 +227,16 @@ int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
         BAD("STARCOLL_FUSE_BYTES", v, "a size in bytes with optional K, M or G suffix, e.g. 1M, or 0 for no fusion", "1M");
     }
     if ((v = get("STARCOLL_FUSE_SHARE"))) {
-        char *end;
-        errno = 0;
-        double f = strtod(skip_space(v), &end);
-        if (plain_decimal(v) && !errno && end != skip_space(v) && only_space(end) && isfinite(f) && f > 0 && f <= 1)
+        double f;
+        if (parse_decimal(v, &f) == 0 && f > 0 && f <= 1)
             p->fuse_share = f;
         else
             BAD("STARCOLL_FUSE_SHARE", v, "a fraction in (0,1] of a step's bytes, such as 0.125 (1: every small tensor)",
                 "0.125");
     }
     if ((v = get("STARCOLL_QUORUM"))) {
-        char *end;
-        errno = 0;
-        double q = strtod(skip_space(v), &end);
-        int ok = plain_decimal(v) && !errno && end != skip_space(v) && only_space(end) && isfinite(q) && q > 0 &&
-                 (q < 1 || (q == floor(q) && q <= 1e6));
+        double q;
+        int ok = parse_decimal(v, &q) == 0 && q > 0 && (q < 1 || (q == floor(q) && q <= 1e6));
         if (ok) p->quorum = q;
         else BAD("STARCOLL_QUORUM", v, "a count of ranks >= 1 or a fraction in (0,1) such as 0.75", "the selector's choice");
     }
