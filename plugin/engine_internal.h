@@ -313,7 +313,7 @@ int sc_groups_quiet(sc_engine *e);
 int sc_probe_init(sc_engine *e);
 void sc_probe_free(sc_engine *e);
 int sc_probe_wanted(const sc_engine *e);   /* coordinator: probe in this step */
-int sc_probe_links(sc_engine *e);          /* collective on e->data; sets e->link_spb */
+int sc_probe_links(sc_engine *e);          /* collective on e->direct_comm (application threads); sets e->link_spb */
 
 /* engine.c: shared by the engine threads */
 /* Nothing moved: sleep a growing while (at most `until` s when not
