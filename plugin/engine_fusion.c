@@ -95,6 +95,7 @@ static int choose_members(const sc_engine *e, size_t limit, char *fused)
  * of their own, counted once the plan is made (a group of one is none). */
 static void say_share(const sc_engine *e, size_t limit)
 {
+    if (sc_rt.policy.verbose < 1) return;
     int small = 0, fused = 0;
     double total = 0, taken = 0;
     for (int s = 0; s < e->nuser; s++) {
@@ -105,7 +106,7 @@ static void say_share(const sc_engine *e, size_t limit)
             taken += (double)e->slots[s].bytes;
         }
     }
-    if (fused < small && sc_rt.policy.verbose >= 1)
+    if (fused < small)
         sc_say(-1, 0, "starcoll: %d of the step's %d tensors under STARCOLL_FUSE_BYTES are fused, %.1f%% of its bytes "
                "(STARCOLL_FUSE_SHARE=%g); the others get a round each, on time", fused, small, 100 * taken / total,
                sc_rt.policy.fuse_share);
