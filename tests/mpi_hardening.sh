@@ -295,11 +295,20 @@ else
 fi
 # (c) the lower and upper halves: the lower one's ranks are world ranks
 # 0..1 in order, yet its lines must not read like the world's.  Rank 1
-# stops 4 s; the watchdog (2 s) names both communicators.
-sc_job names-halves 4 -x STARCOLL_MODE=quorum -x STARCOLL_QUORUM=0.75 -x STARCOLL_STALL=2 "$loops" --loop fresh \
+# stops 4 s; the watchdog (2 s) names both communicators.  The half stalls
+# only if world rank 0 gets into it first: with a quorum of 3 of 4 and
+# rank 1 away, the world needs every other rank fresh in each round (any
+# two at different tensors hold the third), and after 4 rounds without
+# rank 1 it waits for rank 1 (staleness), so rank 0 could stall in the
+# world instead (1 run in 5 here).  A quorum of 2 (the half's 2 of 2) and
+# no staleness bound let the world go on without rank 1; ranks 2 and 3
+# then stall at the final flush, which needs rank 0 and rank 1.
+sc_job names-halves 4 -x STARCOLL_MODE=quorum -x STARCOLL_QUORUM=2 -x STARCOLL_STALENESS=1000000 -x STARCOLL_STALL=2 \
+    "$loops" --loop fresh \
     --steps 40 --compute-ms 5 --slow-rank 1 --stop-at 20 --stop-s 4 --two-comms --halves-in-order
 sc_adopt names-halves $? "stall lines, the lower half"
 if grep -q "^starcoll: comm 1 (coordinated by world rank [01]) stalled: .*waiting for rank 1 (world 1) computing" "$SC_WORK/names-halves.err" &&
+    grep -q "^starcoll: comm 0 stalled: rank [23] has waited" "$SC_WORK/names-halves.err" &&
     ! grep "^starcoll: comm 0 " "$SC_WORK/names-halves.err" | grep -q "world"; then
     ok "stall lines, the lower half: its lines name world ranks, the world's do not"
 else
