@@ -7,7 +7,8 @@
 # conservation per tensor and bitwise replicas.  Here:
 #   - the small tensors are fused (the report counts them per step), and
 #     with STARCOLL_FUSE_BYTES=0 they are not, and still pass; a step of
-#     small tensors alone is not fused by default (STARCOLL_FUSE_SHARE);
+#     small tensors alone is not fused by default (STARCOLL_FUSE_SHARE),
+#     and STARCOLL_VERBOSE=1 says how many the share fused;
 #   - modes swapped every few steps (exact, tolerant, children) over fused
 #     steps: leftovers of a tolerant spell are drained, nothing lost;
 #   - flushes and MPI_Pcontrol(0) spells inside the run (--soak);
@@ -33,6 +34,20 @@ fused_per_step() {
         ok "$name: $got small-tensor calls per step rode in fused rounds (want >= $want)"
     else
         fail "$name: ${got:-no} small-tensor calls per step in fused rounds, want >= $want"
+        sc_show "$name"
+    fi
+}
+
+# share_line NAME TEXT: STARCOLL_VERBOSE=1's line on what the fusion share
+# left out (an ERE), and no other such line.
+share_line() {
+    local name=$1 want=$2 lines
+    sc_preloading || return
+    lines=$(grep -E "^starcoll: [0-9]+ of the step's [0-9]+ tensors under STARCOLL_FUSE_BYTES" "$SC_WORK/$name.err" | sort -u)
+    if [ -n "$lines" ] && ! grep -qvE "^starcoll: $want" <<<"$lines"; then
+        ok "$name: STARCOLL_VERBOSE=1 says: ${lines#starcoll: }"
+    else
+        fail "$name: want the line \"starcoll: $want\" alone, got: ${lines:-none}"
         sc_show "$name"
     fi
 }
@@ -76,9 +91,19 @@ fused_per_step mlp-quorum-all 2
 # ... and by default they are not fused at all: together they are the
 # whole step, and fused they would all come a step late on every rank
 # (STARCOLL_FUSE_SHARE, 1/8 of the step's bytes by default).
-sc_mode_job mlp-quorum-default quorum -- "$prog" --counts 100480,16512,1290 --steps 30 --warmup 10 --compute-ms 5 \
-    --slow-factor 2
+sc_mode_job mlp-quorum-default quorum -- -x STARCOLL_VERBOSE=1 "$prog" --counts 100480,16512,1290 --steps 30 \
+    --warmup 10 --compute-ms 5 --slow-factor 2
 fused_per_step mlp-quorum-default 0
+# ... and STARCOLL_VERBOSE=1 says so, counting the plan as made: the share
+# picks the 1290 floats alone, and a group of one is a round of its own.
+share_line mlp-quorum-default "0 of the step's 3 tensors under STARCOLL_FUSE_BYTES are fused, 0.0% of its bytes \(STARCOLL_FUSE_SHARE=0.125\)"
+# A fifth of the bytes: the two smaller ones (71208 of 473128 bytes) ride
+# in one group round (the report's mean over the run's steps was 1.9 here,
+# not 2: not every step of the run fuses).
+sc_mode_job mlp-quorum-share quorum -- -x STARCOLL_VERBOSE=1 -x STARCOLL_FUSE_SHARE=0.2 "$prog" \
+    --counts 100480,16512,1290 --steps 30 --warmup 10 --compute-ms 5 --slow-factor 2
+fused_per_step mlp-quorum-share 1.5
+share_line mlp-quorum-share "2 of the step's 3 tensors under STARCOLL_FUSE_BYTES are fused, 15.1% of its bytes \(STARCOLL_FUSE_SHARE=0.2\)"
 
 # Small tensors alone, no loss, a 2x straggler.
 counts=$(awk 'BEGIN { for (i = 0; i < 200; i++) printf "%s%d", i ? "," : "", 64 + (i * 37) % 937 }')
