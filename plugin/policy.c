@@ -169,27 +169,23 @@ static const char *shown(const char *v, char *buf, size_t len)
             shown(val, shown_, sizeof shown_), accepted, fallback);                                               \
     } while (0)
 
-/* A plain decimal number: digits with at most one point, nothing else
- * (no sign, exponent or hex, which strtod would take). */
-static int plain_decimal(const char *s)
+/* A whole value that is a plain decimal number (digits with at most one
+ * point: no sign, exponent, hex, inf or nan, which strtod would take),
+ * then `unit` if it is not '\0' and the value has one, into *out: 0, else -1. */
+static int parse_decimal(const char *v, char unit, double *out)
 {
-    s = skip_space(s);
+    const char *s = skip_space(v), *p = s;
     int digits = 0, points = 0;
-    for (; *s && !isspace((unsigned char)*s); s++) {
-        if (isdigit((unsigned char)*s)) digits++;
-        else if (*s == '.' && !points) points++;
-        else return 0;
+    for (; isdigit((unsigned char)*p) || (*p == '.' && !points); p++) {
+        if (*p == '.') points++;
+        else digits++;
     }
-    return digits > 0 && only_space(s);
-}
-
-/* A whole value that is a plain decimal number, into *out: 0, else -1. */
-static int parse_decimal(const char *v, double *out)
-{
+    const char *rest = unit && *p == unit ? p + 1 : p;
+    if (!digits || !only_space(rest)) return -1;
     char *end;
     errno = 0;
-    double d = strtod(skip_space(v), &end);
-    if (!plain_decimal(v) || errno || end == skip_space(v) || !only_space(end) || !isfinite(d)) return -1;
+    double d = strtod(s, &end);
+    if (errno || end != p || !isfinite(d)) return -1;
     *out = d;
     return 0;
 }
@@ -228,7 +224,7 @@ int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
     }
     if ((v = get("STARCOLL_FUSE_SHARE"))) {
         double f;
-        if (parse_decimal(v, &f) == 0 && f > 0 && f <= 1)
+        if (parse_decimal(v, '\0', &f) == 0 && f > 0 && f <= 1)
             p->fuse_share = f;
         else
             BAD("STARCOLL_FUSE_SHARE", v, "a fraction in (0,1] of a step's bytes, such as 0.125 (1: every small tensor)",
@@ -236,7 +232,7 @@ int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
     }
     if ((v = get("STARCOLL_QUORUM"))) {
         double q;
-        int ok = parse_decimal(v, &q) == 0 && q > 0 && (q < 1 || (q == floor(q) && q <= 1e6));
+        int ok = parse_decimal(v, '\0', &q) == 0 && q > 0 && (q < 1 || (q == floor(q) && q <= 1e6));
         if (ok) p->quorum = q;
         else BAD("STARCOLL_QUORUM", v, "a count of ranks >= 1 or a fraction in (0,1) such as 0.75", "the selector's choice");
     }
@@ -289,18 +285,8 @@ int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
         BAD("STARCOLL_SCHEDULE", v, "STEP:MODE[:ARG] entries separated by commas, under 4096 characters", "the selector's decisions");
     if ((v = get("STARCOLL_STALL"))) {
         /* a plain number is seconds here: stalls are long */
-        char *end, num[64];
-        errno = 0;
-        double t = strtod(skip_space(v), &end);
-        size_t nlen = (size_t)(end - skip_space(v));
-        int ok = !errno && nlen > 0 && nlen < sizeof num && isfinite(t) && t >= 0 && t <= 1e6;
-        if (ok) {
-            memcpy(num, skip_space(v), nlen);
-            num[nlen] = '\0';
-            ok = plain_decimal(num);
-        }
-        if (ok && *end == 's') end++;
-        if (ok && only_space(end)) p->stall_s = t;
+        double t;
+        if (parse_decimal(v, 's', &t) == 0 && t <= 1e6) p->stall_s = t;
         else BAD("STARCOLL_STALL", v, "seconds >= 0 (0 turns the stall watchdog off)", "30");
     }
     if ((v = get("STARCOLL_VERBOSE"))) {

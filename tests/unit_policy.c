@@ -232,7 +232,9 @@ static void test_messages(void)
     const char *refused[] = {"STARCOLL_QUORUM=0x10", "STARCOLL_QUORUM=1e3", "STARCOLL_QUORUM=+3", "STARCOLL_STALL=-1",
                              "STARCOLL_STALL=5m", "STARCOLL_STALL=0x5", "STARCOLL_INJECT=rank=1,delay=1ms,from=10,until=5",
                              "STARCOLL_FUSE_SHARE=0", "STARCOLL_FUSE_SHARE=1.5", "STARCOLL_FUSE_SHARE=12%",
-                             "STARCOLL_FUSE_SHARE=nan"};
+                             "STARCOLL_FUSE_SHARE=nan", "STARCOLL_STALL=1e3", "STARCOLL_STALL=2ss", "STARCOLL_STALL=s",
+                             "STARCOLL_STALL=2 s", "STARCOLL_STALL=.", "STARCOLL_STALL=1000001", "STARCOLL_STALL=inf",
+                             "STARCOLL_QUORUM=0.75s", "STARCOLL_FUSE_SHARE=0.5s"};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         CU_ASSERT_EQUAL(parse1(refused[i], &p, msgs, sizeof msgs), 1);
         CU_ASSERT_EQUAL(count_lines(msgs), 1);
@@ -241,6 +243,14 @@ static void test_messages(void)
     CU_ASSERT_DOUBLE_EQUAL(p.stall_s, 2.5, 1e-12);
     CU_ASSERT_EQUAL(parse1("STARCOLL_STALL=0", &p, msgs, sizeof msgs), 0);
     CU_ASSERT_EQUAL(p.stall_s, 0);
+    CU_ASSERT_EQUAL(parse1("STARCOLL_STALL= 7s ", &p, msgs, sizeof msgs), 0);
+    CU_ASSERT_DOUBLE_EQUAL(p.stall_s, 7, 1e-12);
+    /* one parser for every decimal: no length limit of its own */
+    char longer[120] = "STARCOLL_STALL=";
+    memset(longer + strlen(longer), '0', 80);
+    strcat(longer, "12.5");
+    CU_ASSERT_EQUAL(parse1(longer, &p, msgs, sizeof msgs), 0);
+    CU_ASSERT_DOUBLE_EQUAL(p.stall_s, 12.5, 1e-12);
 }
 
 static void test_hash(void)
