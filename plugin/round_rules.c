@@ -130,7 +130,10 @@ sc_verdict sc_round_verdict(sc_track *t, const sc_rules *r, double now, double *
     if (active == 0) return sc_track_has_news(t) ? SC_CLOSE : SC_WAIT;   /* only departed ranks' leftovers */
     int k = r->k < active ? r->k : active;
     if (k < 1) k = 1;
-    if (fresh < k && r->relax_quorum && waiter && fresh > 0) return SC_CLOSE;
+    /* The stall rule closes on any fresh deposit, a child's too: children
+     * count toward no quorum, yet a stall where only a child's deposit is
+     * new (its ring members blocked elsewhere or unseen) is still one. */
+    if (fresh < k && r->relax_quorum && waiter && sc_track_has_news(t)) return SC_CLOSE;
     if (fresh < k) {
         t->quorum_since = -1;
         return SC_WAIT;

@@ -292,6 +292,38 @@ static void test_gone_and_blocked(void)
     sc_track_free(&t);
 }
 
+/* The stall rule (relax_quorum) in groups mode: the only new deposit is a
+ * child's, which counts toward no quorum, and it waits for it; its
+ * parent is blocked on another communicator, the other member is thought
+ * to be computing.  The rule must close the round, or the stall lasts
+ * until that member comes (a 46.7 s stall of the two-communicator soak). */
+static void test_relax_on_child_deposit(void)
+{
+    sc_track t;
+    sc_track_init(&t, 4);
+    unsigned char member[4] = {1, 0, 1, 0};   /* ring 0 and 2; 1 and 3 children */
+    int blocked[4] = {SC_BLOCKED_OUTSIDE, 0, -1, -1};
+    sc_rules r = rules(2, 4);
+    r.member = member;
+    r.blocked_at = blocked;
+    r.slot = 0;
+    double wake;
+    sc_track_announce(&t, 1, 1, 0);
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_WAIT);   /* no member fresh */
+    r.excuse_blocked = 1;
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_WAIT);   /* member 2 may come */
+    r.relax_quorum = 1;
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_CLOSE);
+    blocked[1] = -1;   /* nobody waits here: nothing to relax for */
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_WAIT);
+    blocked[1] = 0;
+    long incl[4];
+    CU_ASSERT_EQUAL(sc_round_close(&t, &r, incl), 1);
+    CU_ASSERT_EQUAL(incl[1], 1);
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_WAIT);   /* nothing new: no empty round */
+    sc_track_free(&t);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS) return 1;
@@ -305,5 +337,6 @@ int main(void)
     CU_add_test(r, "exact deposits: no catch-up", test_exact_without_catch_up);
     CU_add_test(r, "departed and blocked ranks", test_gone_and_blocked);
     CU_add_test(r, "a fused group's leftovers drain in an exact mode", test_drain_leftovers);
+    CU_add_test(r, "the stall rule closes on a child's deposit alone", test_relax_on_child_deposit);
     return sc_cunit_run();
 }
