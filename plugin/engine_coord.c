@@ -106,8 +106,11 @@ int sc_coord_drain_notes(sc_engine *e)
     while (sc_recv_next(e->ctrl, TAG_NOTE, MPI_LONG, note, NOTE_LEN, &src) == 1) {
         apply_note(e, src, note);
         /* The watchdog's notes say that nothing moves: not progress, or
-         * they would put off the rule that ends a stall (below). */
-        if (note[0] != NOTE_STALLED) e->last_note_t = sc_now();
+         * they would put off the rule that ends a stall (below).  Nor are
+         * a rank's comings and goings on other communicators: a rank that
+         * goes on there while rounds here wait (for a rank held there)
+         * sends them at every call, and once put that rule off for 46 s. */
+        if (note[0] != NOTE_STALLED && note[0] != NOTE_AWAY && note[0] != NOTE_BACK) e->last_note_t = sc_now();
         e->last_activity = sc_now();
         got = 1;
     }
