@@ -18,6 +18,15 @@ static sc_rules rules(int k, int staleness)
     return r;
 }
 
+/* ... judging slot 0, with where each rank is blocked (round_rules.h) */
+static sc_rules rules_blocked(int k, int staleness, const int *blocked_at)
+{
+    sc_rules r = rules(k, staleness);
+    r.blocked_at = blocked_at;
+    r.slot = 0;
+    return r;
+}
+
 static void test_quorum_and_grace(void)
 {
     sc_track t;
@@ -275,10 +284,8 @@ static void test_gone_and_blocked(void)
     sc_track_init(&t, 4);
     unsigned char gone[4] = {0, 0, 0, 1};
     int blocked[4] = {-1, 1, 1, -1};
-    sc_rules r = rules(3, 4);
+    sc_rules r = rules_blocked(3, 4, blocked);
     r.gone = gone;
-    r.blocked_at = blocked;
-    r.slot = 0;
     double wake;
     sc_track_announce(&t, 0, 1, 0);
     blocked[0] = 0;   /* rank 0 waits here; 1 and 2 wait on slot 1; 3 has left */
@@ -303,10 +310,8 @@ static void test_relax_on_child_deposit(void)
     sc_track_init(&t, 4);
     unsigned char member[4] = {1, 0, 1, 0};   /* ring 0 and 2; 1 and 3 children */
     int blocked[4] = {SC_BLOCKED_OUTSIDE, 0, -1, -1};
-    sc_rules r = rules(2, 4);
+    sc_rules r = rules_blocked(2, 4, blocked);
     r.member = member;
-    r.blocked_at = blocked;
-    r.slot = 0;
     double wake;
     sc_track_announce(&t, 1, 1, 0);
     CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_WAIT);   /* no member fresh */
