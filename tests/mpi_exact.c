@@ -23,17 +23,28 @@
  * line against it.  Only the calls under test use MPI_Allreduce; all
  * bookkeeping uses PMPI_ so it is not counted.
  *
- * Usage: mpi_exact [-t | -p] [-q] [-n] [-m MAX_COUNT]
+ * -d (device buffers, benchmarks/device_memory.h: CUDA's cudaMalloc, or
+ * tests/fakecuda's stand-in): the calls under test take device memory in
+ * every placement a GPU code uses (both buffers on the device, in place on
+ * the device, send on the host and receive on the device, the reverse);
+ * the reference is PMPI_Allreduce on host copies, which is what Debian's
+ * Open MPI (not CUDA-aware) can take.  World and the parity split, a few
+ * cases (float and double SUM, int MAX, double_int MAXLOC), counts 1 to
+ * 16M (-m caps them).
+ *
+ * Usage: mpi_exact [-t | -p] [-q] [-n] [-d] [-m MAX_COUNT]
  *   -t  tolerant comparison of eligible sums of non-integer values
  *   -p  compare pass-through calls only: eligible calls are made but not
  *       checked (for the tolerant modes, whose sums are not per-call)
  *   -q  quick: world and a split only, a few cases and counts
  *   -n  the calls under test are MPI_Iallreduce, each completed by MPI_Wait,
  *       against PMPI_Iallreduce
+ *   -d  the calls under test take device buffers (above)
  *   -m  skip counts above MAX_COUNT */
 #define _POSIX_C_SOURCE 200809L   /* getopt */
 #include <mpi.h>
 #include "mpi_check.h"
+#include "device_memory.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -172,6 +183,7 @@ typedef struct reduction_case {
     enum compare_kind compare;
     size_t max_count;
     int in_quick;
+    size_t device_max_count;   /* -d: its largest count, 0 to leave it out */
 } reduction_case;
 
 typedef struct test_comm {
@@ -184,6 +196,12 @@ typedef struct test_comm {
 
 static const size_t COUNTS[] = {0, 1, 7, 1000, 8191, 8192, 16383, 16384, 65537, 262144, 1048576};
 static const size_t QUICK_COUNTS[] = {1, 1000, 65537};
+static const size_t DEVICE_COUNTS[] = {1, 7, 1000, 8192, 65537, 1048576, 4194304, 16777216};
+
+/* -d: where the call under test's buffers live.  HOST is the plain call;
+ * in place, the one buffer is on the device for every other placement. */
+enum placement { PLACE_HOST, PLACE_DEVICE, PLACE_SEND_HOST, PLACE_RECV_HOST };
+static const char *const PLACEMENT_NAME[] = {"", " device", " send-host/recv-device", " send-device/recv-host"};
 
 typedef struct run_state {
     int world_rank, world_size;
@@ -191,6 +209,9 @@ typedef struct run_state {
     int passthrough_only;
     int quick;
     int nonblocking;   /* -n: the calls under test are MPI_Iallreduce + MPI_Wait */
+    int device;        /* -d: the calls under test take device buffers */
+    unsigned char *dev_send, *dev_recv;   /* -d: buf_bytes each */
+    enum placement placement;             /* the call under test's, for describe_failure */
     size_t max_count;
     unsigned long long min_bytes;   /* STARCOLL_MIN_BYTES as the library reads it */
     unsigned char *send, *recv, *ref, *send_copy;
@@ -264,8 +285,8 @@ static void describe_failure(run_state *st, const test_comm *tc, const reduction
 {
     if (st->details_printed >= MAX_DETAILS) return;
     st->details_printed++;
-    printf("rank %d: FAIL %s %s count=%zu%s %s values: %s", st->world_rank, tc->label, c->name, count,
-           in_place ? " in-place" : "", kind == VAL_INTEGER ? "integer" : "random", what);
+    printf("rank %d: FAIL %s %s count=%zu%s%s %s values: %s", st->world_rank, tc->label, c->name, count,
+           in_place ? " in-place" : "", PLACEMENT_NAME[st->placement], kind == VAL_INTEGER ? "integer" : "random", what);
     if (elem != (size_t)-1) {
         printf(" at element %zu", elem);
         if (c->shape == SHAPE_FLOAT_SUM || c->type == MPI_FLOAT) {
@@ -334,9 +355,17 @@ static int ranks_agree(const run_state *st, MPI_Comm comm, size_t bytes)
     return r[0] == h && r[1] == ~h;
 }
 
-/* One call under test and its reference. */
+/* A copy to or from device memory that failed leaves nothing to check. */
+static void device_copy(int rc, const char *direction)
+{
+    if (rc == 0) return;
+    fprintf(stderr, "mpi_exact: a copy %s device memory failed\n", direction);
+    PMPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+/* One call under test, its buffers placed as place says, and its reference. */
 static enum outcome run_check(run_state *st, const test_comm *tc, const reduction_case *c, size_t count,
-                     int in_place, enum value_kind kind, uint64_t seed)
+                     int in_place, enum placement place, enum value_kind kind, uint64_t seed)
 {
     size_t bytes = count * c->extent;
     int eligible = call_is_eligible(st, c, tc, count);
@@ -353,14 +382,29 @@ static enum outcome run_check(run_state *st, const test_comm *tc, const reductio
     }
     memset(st->recv + bytes, GUARD_BYTE, GUARD_BYTES);
 
+    /* -d: the call under test's buffers on the device, as placed; the
+     * host buffers keep the copies that are compared. */
+    unsigned char *send = st->send, *recv = st->recv;
+    st->placement = place;
+    if (place != PLACE_HOST && (in_place || place != PLACE_RECV_HOST)) {
+        recv = st->dev_recv;
+        device_copy(devmem_write(recv, st->recv, bytes + GUARD_BYTES), "to");
+    }
+    if (place != PLACE_HOST && !in_place && place != PLACE_SEND_HOST) {
+        send = st->dev_send;
+        device_copy(devmem_write(send, st->send, bytes), "to");
+    }
+
     int rc;
     if (st->nonblocking) {   /* -n: MPI_Iallreduce, completed by MPI_Wait */
         MPI_Request req = MPI_REQUEST_NULL;
-        rc = MPI_Iallreduce(in_place ? MPI_IN_PLACE : st->send, st->recv, (int)count, c->type, c->op, tc->comm, &req);
+        rc = MPI_Iallreduce(in_place ? MPI_IN_PLACE : send, recv, (int)count, c->type, c->op, tc->comm, &req);
         if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
     } else {
-        rc = MPI_Allreduce(in_place ? MPI_IN_PLACE : st->send, st->recv, (int)count, c->type, c->op, tc->comm);
+        rc = MPI_Allreduce(in_place ? MPI_IN_PLACE : send, recv, (int)count, c->type, c->op, tc->comm);
     }
+    if (recv != st->recv) device_copy(devmem_read(st->recv, recv, bytes + GUARD_BYTES), "from");
+    if (send != st->send) device_copy(devmem_read(st->send, send, bytes), "from");
     /* The reference reduces the pristine copy, in case the call under
      * test wrote into its send buffer. */
     int rc_ref;
@@ -423,7 +467,7 @@ static int make_comms(const run_state *st, test_comm *tc)
     MPI_Comm c;
     MPI_CHECK(PMPI_Comm_split(MPI_COMM_WORLD, r % 2, r, &c));
     tc[n++] = (test_comm){"parity-split", c, 0, 0, 1};
-    if (!st->quick) {
+    if (!st->quick && !st->device) {
         MPI_CHECK(PMPI_Comm_dup(MPI_COMM_WORLD, &c));
         tc[n++] = (test_comm){"world-dup", c, 0, 0, 1};
         /* The last rank alone (size 1); the others in reversed order, so
@@ -450,12 +494,20 @@ static void free_comms(test_comm *tc, int n)
 
 /* ---- main ------------------------------------------------------------- */
 
+/* The largest count a case runs: its own (-d: its device one), capped by -m. */
+static size_t case_max_count(const run_state *st, const reduction_case *c)
+{
+    size_t n = st->device ? c->device_max_count : c->max_count;
+    return n < st->max_count ? n : st->max_count;
+}
+
 static int parse_args(run_state *st, int argc, char **argv)
 {
     int opt;
-    while ((opt = getopt(argc, argv, "tpqnm:")) != -1) {
+    while ((opt = getopt(argc, argv, "tpqndm:")) != -1) {
         switch (opt) {
         case 'n': st->nonblocking = 1; break;
+        case 'd': st->device = 1; break;
         case 't': st->tolerant = 1; break;
         case 'p': st->passthrough_only = 1; break;
         case 'q': st->quick = 1; break;
@@ -480,7 +532,7 @@ int main(int argc, char **argv)
     MPI_CHECK(PMPI_Comm_rank(MPI_COMM_WORLD, &st.world_rank));
     MPI_CHECK(PMPI_Comm_size(MPI_COMM_WORLD, &st.world_size));
     if (parse_args(&st, argc, argv) != 0) {
-        if (st.world_rank == 0) fprintf(stderr, "usage: mpi_exact [-t] [-q] [-m MAX_COUNT]\n");
+        if (st.world_rank == 0) fprintf(stderr, "usage: mpi_exact [-t | -p] [-q] [-n] [-d] [-m MAX_COUNT]\n");
         MPI_CHECK(MPI_Finalize());
         return 2;
     }
@@ -494,40 +546,40 @@ int main(int argc, char **argv)
     MPI_CHECK(PMPI_Op_create(user_vec4_sum, 1, &op_vec4_sum));
     MPI_CHECK(PMPI_Op_create(user_int_first, 0, &op_first));
 
-    const size_t M1 = 1048576, K256 = 262144, SMALL = 65537;
+    const size_t M16 = 16777216, M1 = 1048576, K256 = 262144, SMALL = 65537;
     const reduction_case cases[] = {
-        {"float SUM", MPI_FLOAT, MPI_SUM, 4, fill_float, VAL_INTEGER | VAL_RANDOM, SHAPE_FLOAT_SUM, CMP_BYTES, M1, 1},
-        {"double SUM", MPI_DOUBLE, MPI_SUM, 8, fill_double, VAL_INTEGER | VAL_RANDOM, SHAPE_DOUBLE_SUM, CMP_BYTES, M1, 1},
-        {"float MAX", MPI_FLOAT, MPI_MAX, 4, fill_float, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, K256, 1},
-        {"float MIN", MPI_FLOAT, MPI_MIN, 4, fill_float, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0},
-        {"float PROD", MPI_FLOAT, MPI_PROD, 4, fill_float, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0},
-        {"double MAX", MPI_DOUBLE, MPI_MAX, 8, fill_double, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0},
-        {"double MIN", MPI_DOUBLE, MPI_MIN, 8, fill_double, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0},
-        {"double PROD", MPI_DOUBLE, MPI_PROD, 8, fill_double, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, K256, 0},
-        {"int SUM", MPI_INT, MPI_SUM, sizeof(int), fill_int, VAL_INTEGER, SHAPE_OTHER, CMP_BYTES, K256, 1},
-        {"int PROD", MPI_INT, MPI_PROD, sizeof(int), fill_int, VAL_INTEGER, SHAPE_OTHER, CMP_BYTES, SMALL, 0},
-        {"int MAX", MPI_INT, MPI_MAX, sizeof(int), fill_int, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0},
-        {"int MIN", MPI_INT, MPI_MIN, sizeof(int), fill_int, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0},
-        {"int BAND", MPI_INT, MPI_BAND, sizeof(int), fill_int, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0},
-        {"int BOR", MPI_INT, MPI_BOR, sizeof(int), fill_int, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0},
-        {"int BXOR", MPI_INT, MPI_BXOR, sizeof(int), fill_int, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0},
-        {"uint64 SUM", MPI_UINT64_T, MPI_SUM, 8, fill_uint64, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0},
-        {"unsigned char SUM", MPI_UNSIGNED_CHAR, MPI_SUM, 1, fill_bytes, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, K256, 0},
-        {"byte BAND", MPI_BYTE, MPI_BAND, 1, fill_bytes, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0},
-        {"byte BOR", MPI_BYTE, MPI_BOR, 1, fill_bytes, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0},
-        {"byte BXOR", MPI_BYTE, MPI_BXOR, 1, fill_bytes, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, K256, 0},
-        {"contiguous 4xfloat user-sum", vec4, op_vec4_sum, 16, fill_vec4, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0},
-        {"float user-sum", MPI_FLOAT, op_float_sum, 4, fill_float, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, K256, 1},
-        {"int user-first (non-commutative)", MPI_INT, op_first, sizeof(int), fill_int, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0},
-        {"double_int MAXLOC", MPI_DOUBLE_INT, MPI_MAXLOC, sizeof(double_int), fill_double_int, VAL_INTEGER, SHAPE_OTHER, CMP_DOUBLE_INT, SMALL, 0},
-        {"double_int MINLOC", MPI_DOUBLE_INT, MPI_MINLOC, sizeof(double_int), fill_double_int, VAL_INTEGER, SHAPE_OTHER, CMP_DOUBLE_INT, SMALL, 0},
+        {"float SUM", MPI_FLOAT, MPI_SUM, 4, fill_float, VAL_INTEGER | VAL_RANDOM, SHAPE_FLOAT_SUM, CMP_BYTES, M1, 1, M16},
+        {"double SUM", MPI_DOUBLE, MPI_SUM, 8, fill_double, VAL_INTEGER | VAL_RANDOM, SHAPE_DOUBLE_SUM, CMP_BYTES, M1, 1, M16},
+        {"float MAX", MPI_FLOAT, MPI_MAX, 4, fill_float, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, K256, 1, 0},
+        {"float MIN", MPI_FLOAT, MPI_MIN, 4, fill_float, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0, 0},
+        {"float PROD", MPI_FLOAT, MPI_PROD, 4, fill_float, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0, 0},
+        {"double MAX", MPI_DOUBLE, MPI_MAX, 8, fill_double, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0, 0},
+        {"double MIN", MPI_DOUBLE, MPI_MIN, 8, fill_double, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0, 0},
+        {"double PROD", MPI_DOUBLE, MPI_PROD, 8, fill_double, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, K256, 0, 0},
+        {"int SUM", MPI_INT, MPI_SUM, sizeof(int), fill_int, VAL_INTEGER, SHAPE_OTHER, CMP_BYTES, K256, 1, 0},
+        {"int PROD", MPI_INT, MPI_PROD, sizeof(int), fill_int, VAL_INTEGER, SHAPE_OTHER, CMP_BYTES, SMALL, 0, 0},
+        {"int MAX", MPI_INT, MPI_MAX, sizeof(int), fill_int, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0, SMALL},
+        {"int MIN", MPI_INT, MPI_MIN, sizeof(int), fill_int, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0, 0},
+        {"int BAND", MPI_INT, MPI_BAND, sizeof(int), fill_int, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0, 0},
+        {"int BOR", MPI_INT, MPI_BOR, sizeof(int), fill_int, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0, 0},
+        {"int BXOR", MPI_INT, MPI_BXOR, sizeof(int), fill_int, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0, 0},
+        {"uint64 SUM", MPI_UINT64_T, MPI_SUM, 8, fill_uint64, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0, 0},
+        {"unsigned char SUM", MPI_UNSIGNED_CHAR, MPI_SUM, 1, fill_bytes, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, K256, 0, 0},
+        {"byte BAND", MPI_BYTE, MPI_BAND, 1, fill_bytes, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0, 0},
+        {"byte BOR", MPI_BYTE, MPI_BOR, 1, fill_bytes, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0, 0},
+        {"byte BXOR", MPI_BYTE, MPI_BXOR, 1, fill_bytes, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, K256, 0, 0},
+        {"contiguous 4xfloat user-sum", vec4, op_vec4_sum, 16, fill_vec4, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0, 0},
+        {"float user-sum", MPI_FLOAT, op_float_sum, 4, fill_float, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, K256, 1, 0},
+        {"int user-first (non-commutative)", MPI_INT, op_first, sizeof(int), fill_int, VAL_RANDOM, SHAPE_OTHER, CMP_BYTES, SMALL, 0, 0},
+        {"double_int MAXLOC", MPI_DOUBLE_INT, MPI_MAXLOC, sizeof(double_int), fill_double_int, VAL_INTEGER, SHAPE_OTHER, CMP_DOUBLE_INT, SMALL, 0, SMALL},
+        {"double_int MINLOC", MPI_DOUBLE_INT, MPI_MINLOC, sizeof(double_int), fill_double_int, VAL_INTEGER, SHAPE_OTHER, CMP_DOUBLE_INT, SMALL, 0, 0},
     };
     const size_t ncases = sizeof cases / sizeof cases[0];
 
     /* Buffers sized for the largest call, plus the guard. */
     size_t largest = 0;
     for (size_t i = 0; i < ncases; i++) {
-        size_t n = cases[i].max_count < st.max_count ? cases[i].max_count : st.max_count;
+        size_t n = case_max_count(&st, &cases[i]);
         if (n * cases[i].extent > largest) largest = n * cases[i].extent;
     }
     st.buf_bytes = largest + GUARD_BYTES;
@@ -539,12 +591,30 @@ int main(int argc, char **argv)
         fprintf(stderr, "mpi_exact: cannot allocate %zu bytes per buffer\n", st.buf_bytes);
         PMPI_Abort(MPI_COMM_WORLD, 2);
     }
+    if (st.device) {
+        char why[256];
+        if (devmem_open(why, sizeof why) != 0) {
+            fprintf(stderr, "mpi_exact: -d: %s\n", why);
+            PMPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        st.dev_send = devmem_alloc(st.buf_bytes);
+        st.dev_recv = devmem_alloc(st.buf_bytes);
+        if (!st.dev_send || !st.dev_recv) {
+            fprintf(stderr, "mpi_exact: -d: cannot allocate %zu bytes of device memory per buffer\n", st.buf_bytes);
+            PMPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
 
     test_comm comms[6];
     int ncomms = make_comms(&st, comms);
 
-    const size_t *counts = st.quick ? QUICK_COUNTS : COUNTS;
-    size_t ncounts = st.quick ? sizeof QUICK_COUNTS / sizeof QUICK_COUNTS[0] : sizeof COUNTS / sizeof COUNTS[0];
+    const size_t *counts = st.device ? DEVICE_COUNTS : st.quick ? QUICK_COUNTS : COUNTS;
+    size_t ncounts = st.device  ? sizeof DEVICE_COUNTS / sizeof DEVICE_COUNTS[0]
+                     : st.quick ? sizeof QUICK_COUNTS / sizeof QUICK_COUNTS[0]
+                                : sizeof COUNTS / sizeof COUNTS[0];
+    /* -d: every device placement; in place, the one buffer on the device */
+    const enum placement first_place = st.device ? PLACE_DEVICE : PLACE_HOST,
+                         last_place = st.device ? PLACE_RECV_HOST : PLACE_HOST;
     uint64_t check_id = 0;
     for (int ci = 0; ci < ncomms; ci++) {
         for (size_t k = 0; k < ncases; k++) {
@@ -552,17 +622,20 @@ int main(int argc, char **argv)
             if (st.quick && !c->in_quick) continue;
             for (size_t n = 0; n < ncounts; n++) {
                 size_t count = counts[n];
-                if (count > c->max_count || count > st.max_count) continue;
+                if (count > case_max_count(&st, c)) continue;
                 /* Small counts of the reshaped sums are where chunking
                  * breaks; other cases skip the threshold counts. */
                 if (c->shape == SHAPE_OTHER && (count == 0 || count == 8191 || count == 8192 || count == 16383 || count == 16384))
                     continue;
                 for (int in_place = 0; in_place <= 1; in_place++) {
                     if (in_place && comms[ci].is_inter) continue;   /* not allowed on intercommunicators */
-                    for (int kind = VAL_INTEGER; kind <= VAL_RANDOM; kind <<= 1) {
-                        if (!(c->kinds & kind)) continue;
-                        uint64_t seed = splitmix64(++check_id * 0x10001ull + (uint64_t)st.world_rank * 0x9E3779B1ull);
-                        record_check(&st, ci, run_check(&st, &comms[ci], c, count, in_place, (enum value_kind)kind, seed << 20));
+                    for (enum placement place = first_place; place <= (in_place ? first_place : last_place); place++) {
+                        for (int kind = VAL_INTEGER; kind <= VAL_RANDOM; kind <<= 1) {
+                            if (!(c->kinds & kind)) continue;
+                            uint64_t seed = splitmix64(++check_id * 0x10001ull + (uint64_t)st.world_rank * 0x9E3779B1ull);
+                            record_check(&st, ci, run_check(&st, &comms[ci], c, count, in_place, place, (enum value_kind)kind,
+                                                            seed << 20));
+                        }
                     }
                 }
             }
@@ -583,13 +656,13 @@ int main(int argc, char **argv)
 
     size_t passed = 0, failed = 0, not_compared = 0;
     if (st.world_rank == 0) {
-        printf("mpi_exact: %d ranks, STARCOLL_MODE=%s STARCOLL_GROUP=%s, min_bytes=%llu, %s%s\n", st.world_size,
+        printf("mpi_exact: %d ranks, STARCOLL_MODE=%s STARCOLL_GROUP=%s, min_bytes=%llu, %s%s%s%s\n", st.world_size,
                getenv("STARCOLL_MODE") ? getenv("STARCOLL_MODE") : "(unset)",
                getenv("STARCOLL_GROUP") ? getenv("STARCOLL_GROUP") : "(unset)", st.min_bytes,
                st.passthrough_only ? "pass-through calls only, bitwise"
                : st.tolerant       ? "eligible sums of random values within tolerance"
                                    : "all results bitwise",
-               st.quick ? ", quick" : "");
+               st.quick ? ", quick" : "", st.device ? ", device buffers from " : "", st.device ? devmem_kind() : "");
         for (int ci = 0; ci < ncomms; ci++) {
             size_t n = 0, f = 0;
             for (size_t i = 0; i < st.nchecks; i++)
@@ -623,6 +696,7 @@ int main(int argc, char **argv)
     MPI_CHECK(PMPI_Op_free(&op_first));
     MPI_CHECK(PMPI_Type_free(&vec4));
     free(st.send), free(st.recv), free(st.ref), free(st.send_copy);
+    devmem_free(st.dev_send), devmem_free(st.dev_recv);
     free(st.outcome), free(st.check_comm);
     MPI_CHECK(MPI_Finalize());
     return any_failed ? 1 : 0;
