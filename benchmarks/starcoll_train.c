@@ -15,6 +15,7 @@
  * step counts at every evaluation. */
 #define _POSIX_C_SOURCE 200809L
 #include "straggle.h"
+#include "device_memory.h"
 #include "train_data.h"
 #include "train_mlp.h"
 #include "train_opts.h"
@@ -83,6 +84,7 @@ typedef struct run_state {
     int *batch_idx;
     float *grad[TRAIN_MLP_MAX_LAYERS];
     int grad_count[TRAIN_MLP_MAX_LAYERS];  /* floats sent per layer */
+    void *dev_grad[TRAIN_MLP_MAX_LAYERS];  /* --device: where each layer's gradient is reduced */
     size_t stop_slot;                      /* index of the vote in grad[0] */
     /* --shape: the layers' gradients, last layer first, at the start of
      * one buffer reduced as a model's tensors (zeros past them) */
@@ -94,8 +96,10 @@ typedef struct run_state {
 
 static void run_free(run_state *r)
 {
-    for (int l = 0; l < TRAIN_MLP_MAX_LAYERS; l++)
+    for (int l = 0; l < TRAIN_MLP_MAX_LAYERS; l++) {
         free(r->grad[l]);
+        devmem_free(r->dev_grad[l]);
+    }
     free(r->flat);
     train_mlp_free(&r->mlp);
     train_data_free(&r->all);
@@ -182,6 +186,23 @@ static int build(const train_opts *o, int rank, int nranks, run_state *r,
             return -1;
         }
     }
+    if (o->device) {
+        if (o->shape[0]) {
+            snprintf(err, errlen, "--device and --shape: choose one (--device reduces the layers' own buffers)");
+            return -1;
+        }
+        char why[256];
+        if (devmem_open(why, sizeof why) != 0) {
+            snprintf(err, errlen, "--device: %s", why);
+            return -1;
+        }
+        for (int l = 0; l < r->mlp.nlayers; l++)
+            if (!(r->dev_grad[l] = devmem_alloc((size_t)r->grad_count[l] * sizeof(float)))) {
+                snprintf(err, errlen, "--device: cannot allocate %zu bytes of device memory",
+                         (size_t)r->grad_count[l] * sizeof(float));
+                return -1;
+            }
+    }
     if (o->shape[0]) {
         if (o->pad_bytes) {
             snprintf(err, errlen, "--shape and --pad-bytes: choose one (both set the bytes a step reduces)");
@@ -238,6 +259,25 @@ static void reduce_shaped(run_state *r)
 }
 
 /* Next batch of shard indices, reshuffling the shard at each epoch. */
+/* --device: as a CUDA-aware code, whose backward pass leaves each layer's
+ * gradient in GPU memory and hands MPI that pointer: here the CPU's
+ * gradient is copied there first, and the sum read back for the update. */
+static void reduce_on_device(run_state *r)
+{
+    for (int l = r->mlp.nlayers - 1; l >= 0; l--) {
+        size_t bytes = (size_t)r->grad_count[l] * sizeof(float);
+        if (devmem_write(r->dev_grad[l], r->grad[l], bytes) != 0) {
+            fprintf(stderr, "train: a copy to device memory failed\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, r->dev_grad[l], r->grad_count[l], MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+        if (devmem_read(r->grad[l], r->dev_grad[l], bytes) != 0) {
+            fprintf(stderr, "train: a copy from device memory failed\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
+}
+
 static void next_batch(run_state *r, train_rng *rng, int batch, int *cursor)
 {
     for (int b = 0; b < batch; b++) {
@@ -339,10 +379,11 @@ int main(int argc, char **argv)
         printf("train: data=%s samples=%d train=%d test=%d features=%d classes=%d\n",
                source, r.all.n, r.train.n, r.test.n, r.all.nfeat, r.all.nclass);
         printf("train: ranks=%d layers=%s params=%zu allreduce_bytes_per_step=%zu batch=%d lr=%g "
-               "momentum=%g compute_ms=%g straggler=%s target=%g eval_every=%d stop_via=%s%s\n",
+               "momentum=%g compute_ms=%g straggler=%s target=%g eval_every=%d stop_via=%s%s%s\n",
                nranks, o.layers, params, bytes, o.batch, o.lr, o.momentum, o.compute_ms,
                straggle_describe(&st, desc, sizeof desc), o.target, o.eval_every,
-               o.stop_via == TRAIN_STOP_FLAG ? "flag" : "bcast", o.uneven ? " uneven" : "");
+               o.stop_via == TRAIN_STOP_FLAG ? "flag" : "bcast", o.uneven ? " uneven" : "",
+               o.device ? " gradients_in=device" : "");
         fflush(stdout);
     }
 
@@ -372,6 +413,8 @@ int main(int argc, char **argv)
         /* Backpropagation order: last layer first, as frameworks do. */
         if (r.flat)
             reduce_shaped(&r);
+        else if (o.device)
+            reduce_on_device(&r);
         else
             for (int l = r.mlp.nlayers - 1; l >= 0; l--)
                 MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, r.grad[l], r.grad_count[l], MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));

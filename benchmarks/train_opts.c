@@ -108,6 +108,9 @@ void train_opts_usage(const char *prog)
            "  --uneven             uneven shards and step budgets: ranks end at different steps\n"
            "                       (needs a library that handles ragged ends, such as starcoll)\n"
            "  --stop-via flag|bcast how rank 0's stop decision reaches the others (default flag)\n"
+           "  --device             the gradients in GPU memory, as a CUDA-aware code holds them: each\n"
+           "                       layer's copied to the device, reduced there in place, read back\n"
+           "                       (the CUDA runtime, or tests/fakecuda's stand-in, on LD_LIBRARY_PATH)\n"
            "  --verbose            one progress line per evaluation on stderr\n", prog);
 }
 
@@ -115,7 +118,7 @@ enum {
     OPT_LAYERS = 1, OPT_LR, OPT_MOMENTUM, OPT_BATCH, OPT_PAD, OPT_COMPUTE,
     OPT_STRAGGLER, OPT_TARGET, OPT_MAX_STEPS, OPT_MAX_SECONDS, OPT_EVAL_EVERY,
     OPT_CSV, OPT_SEED, OPT_DATA, OPT_MODE_LABEL, OPT_SCENARIO_LABEL, OPT_UNEVEN,
-    OPT_STOP_VIA, OPT_VERBOSE, OPT_HELP, OPT_SHAPE, OPT_SHAPE_SCALE
+    OPT_STOP_VIA, OPT_VERBOSE, OPT_HELP, OPT_SHAPE, OPT_SHAPE_SCALE, OPT_DEVICE
 };
 
 static const struct {
@@ -131,7 +134,7 @@ static const struct {
     {"data", OPT_DATA, 1}, {"mode-label", OPT_MODE_LABEL, 1},
     {"scenario-label", OPT_SCENARIO_LABEL, 1}, {"uneven", OPT_UNEVEN, 0},
     {"stop-via", OPT_STOP_VIA, 1}, {"verbose", OPT_VERBOSE, 0}, {"help", OPT_HELP, 0},
-    {"shape", OPT_SHAPE, 1}, {"shape-scale", OPT_SHAPE_SCALE, 1},
+    {"shape", OPT_SHAPE, 1}, {"shape-scale", OPT_SHAPE_SCALE, 1}, {"device", OPT_DEVICE, 0},
 };
 
 static void set_defaults(train_opts *o)
@@ -310,6 +313,7 @@ int train_opts_parse(int argc, char **argv, train_opts *o, char *err, size_t err
         switch (options[k].id) {
         case OPT_UNEVEN: o->uneven = 1; break;
         case OPT_VERBOSE: o->verbose = 1; break;
+        case OPT_DEVICE: o->device = 1; break;
         case OPT_HELP: o->help = 1; break;
         default:
             if (apply(o, options[k].id, name, value, err, errlen) != 0)

@@ -33,6 +33,7 @@ typedef struct train_opts {
     int uneven;
     train_stop_via stop_via;
     int verbose;
+    int device;              /* --device: gradients reduced in GPU memory */
     int help;
 } train_opts;
 
