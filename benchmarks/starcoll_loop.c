@@ -15,8 +15,11 @@
  * common start to the last rank's end, flush included; slowest_compute_s:
  * the largest total compute (sleep) of any rank, the least a job can take.
  *
+ * --device: the gradient buffers are GPU memory (device_memory.h), as a
+ * GPU code's are, filled once.
+ *
  * usage: starcoll_loop [--steps N] [--compute-ms MS] [--spin-ms MS] [--sizes 256K,128K,256K]
- *                      [--straggler SPEC] [--slow-rank R] [--warmup N] */
+ *                      [--straggler SPEC] [--slow-rank R] [--warmup N] [--device] */
 #include <mpi.h>
 #include "mpi_check.h"
 #include <math.h>
@@ -26,6 +29,7 @@
 #include <stdint.h>
 #include <time.h>
 #include "straggle.h"
+#include "device_memory.h"
 
 #define MAX_BUFS 16
 
@@ -70,7 +74,7 @@ static int usage(int rank, const char *why)
 {
     if (rank == 0)
         fprintf(stderr, "starcoll_loop: %s\nusage: starcoll_loop [--steps N] [--compute-ms MS] [--spin-ms MS] "
-                        "[--sizes 256K,128K,256K] [--straggler SPEC] [--slow-rank R] [--warmup N]\n", why);
+                        "[--sizes 256K,128K,256K] [--straggler SPEC] [--slow-rank R] [--warmup N] [--device]\n", why);
     return 2;
 }
 
@@ -85,7 +89,7 @@ int main(int argc, char **argv)
     double compute_ms = 20, spin_ms = 0;
     long slow_rank = -1;
     const char *sizes = "256K,128K,256K", *spec = "none";
-    int bad = 0;
+    int bad = 0, device = 0;
     for (int i = 1; i < argc && !bad; i++) {
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(argv[i], "--steps") && next) steps = atol(argv[++i]);
@@ -95,6 +99,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--slow-rank") && next) slow_rank = atol(argv[++i]);
         else if (!strcmp(argv[i], "--sizes") && next) sizes = argv[++i];
         else if (!strcmp(argv[i], "--straggler") && next) spec = argv[++i];
+        else if (!strcmp(argv[i], "--device")) device = 1;
         else bad = usage(rank, "unknown or incomplete option");
     }
     char list[256];
@@ -107,6 +112,7 @@ int main(int argc, char **argv)
     if (!bad && (steps < 1 || warmup < 0 || compute_ms < 0 || spin_ms < 0))
         bad = usage(rank, "steps >= 1, warmup, compute and spin >= 0");
     if (!bad && (slow_rank < -1 || slow_rank >= size)) bad = usage(rank, "--slow-rank must name a rank");
+    if (!bad && device && devmem_open(err, sizeof err) != 0) bad = usage(rank, err);
     if (bad) {
         MPI_CHECK(MPI_Finalize());
         return bad;
@@ -117,6 +123,16 @@ int main(int argc, char **argv)
         in[b] = malloc(sizeof(float) * (size_t)n);
         out[b] = malloc(sizeof(float) * (size_t)n);
         for (long i = 0; i < n; i++) in[b][i] = (float)((rank + i) % 7);
+        if (device) {   /* the gradients live on the GPU; the host copies go */
+            float *d_in = devmem_alloc((size_t)bytes[b]), *d_out = devmem_alloc((size_t)bytes[b]);
+            if (!d_in || !d_out || devmem_write(d_in, in[b], (size_t)bytes[b]) != 0) {
+                fprintf(stderr, "starcoll_loop: rank %d: no device memory for a %ld-byte buffer\n", rank, bytes[b]);
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
+            free(in[b]);
+            free(out[b]);
+            in[b] = d_in, out[b] = d_out;
+        }
     }
     double base = compute_ms / 1e3, my_compute = 0, t0 = 0;
     int slowed = rank == slow_rank;
@@ -149,8 +165,13 @@ int main(int argc, char **argv)
                size, steps, fast, slow, wall, slowest);
     }
     for (int b = 0; b < nbufs; b++) {
-        free(in[b]);
-        free(out[b]);
+        if (device) {
+            devmem_free(in[b]);
+            devmem_free(out[b]);
+        } else {
+            free(in[b]);
+            free(out[b]);
+        }
     }
     int failures = sc_mpi_failures;
     MPI_CHECK(MPI_Finalize());
