@@ -1,43 +1,67 @@
 #!/bin/bash
 # The device-buffer checks on a machine with a GPU (issue 12), one prepared
-# command, at most a few minutes: mpi_device.sh with cudaMalloc'ed buffers
-# (mpi_tolerant --device through the CUDA runtime), 4 ranks sharing the GPU,
-# every mode: conservation, replicas bitwise equal, return codes, the calls
-# counted as staged; then starcoll_allreduce --device against host buffers,
-# validated, with the latency ratios at 4 KiB, 1 MiB and 64 MiB.  Needs the build (./_build), Open MPI's mpirun (on PATH,
-# or unpacked from Debian's packages with OPAL_PREFIX set) and the CUDA
-# runtime on LD_LIBRARY_PATH (default /usr/local/cuda/lib64).  Prints
-# "N passed, N failed"; says "skip" and stops when no device is usable.
+# command, at most a few minutes.  Ranks share the one GPU, buffers are
+# cudaMalloc's (benchmarks/device_memory.c, the CUDA runtime loaded at run
+# time):
+#  - mpi_device.sh with real buffers: mpi_tolerant --device in every mode,
+#    with and without a persistent straggler (conservation, replicas
+#    bitwise equal, return codes, the report's device calls); mpi_exact -d
+#    in sync and hier (every result against PMPI_Allreduce on host copies,
+#    float and double, counts 1 to 16M, in place, host/device mixed);
+#    starcoll_train --device (a CUDA-aware training loop) at 2 and 4 ranks
+#    in sync and auto with one rank 2x slow; NCCL refused for ranks that
+#    share a GPU, and the report saying so;
+#  - starcoll_allreduce --device against host buffers, validated: the
+#    latency ratios at 4 KiB, 1 MiB and 64 MiB (sync, 2 ranks);
+#  - one rank persistently 2x slow: the fast ranks' step in each mode over
+#    sync's without a straggler (starcoll_loop, as benchmarks/tolerance),
+#    device buffers beside host buffers, and the training loop's time to
+#    accuracy, auto over sync.
+# Needs the build (./_build), Open MPI's mpirun (MPIRUN, default mpirun;
+# scripts/gpu_machine.sh unpacks Debian's packages where it is missing) and
+# the CUDA runtime on LD_LIBRARY_PATH (default /usr/local/cuda/lib64).
+# Prints "N passed, N failed"; says "skip" and stops when no device is
+# usable.
 #
 #   top_builddir=_build srcdir=tests bash tests/gpu_check.sh
 here=$(cd "$(dirname "$0")" && pwd)
-: "${top_builddir:=$here/../_build}" "${srcdir:=$here}"
-export top_builddir srcdir
+: "${top_builddir:=$here/../_build}" "${srcdir:=$here}" "${MPIRUN:=mpirun}"
+export top_builddir srcdir MPIRUN
 export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-info=$("$top_builddir/plugin/starcoll-info" 2>&1 | sed -n 's/^ *CUDA driver: //p')
-echo "CUDA driver: ${info:-starcoll-info did not run}"
-case $info in
+info=$("$top_builddir/plugin/starcoll-info" 2>&1)
+"$top_builddir/plugin/starcoll-info" 2>&1 | grep -E 'CUDA|NCCL' | sed 's/^ */starcoll-info: /'
+case $(sed -n 's/^ *CUDA driver: //p' <<<"$info") in
     *"device(s) usable"*) ;;
     *) echo "skip - no usable CUDA device here"; echo "0 passed, 0 failed, 1 skipped"; exit 0 ;;
 esac
-SC_DEVICE_REAL=1 bash "$here/mpi_device.sh" | tee "${TMPDIR:-/tmp}/gpu_check.device.out"
-read -r dev_passed dev_failed < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed.*/\1 \2/p' "${TMPDIR:-/tmp}/gpu_check.device.out" | tail -n 1)
+out_dir=${TMPDIR:-/tmp}
+SC_DEVICE_REAL=1 TRAIN_RANKS="2 4" TRAIN_ARGS="--compute-ms 10" bash "$here/mpi_device.sh" | tee "$out_dir/gpu_check.device.out"
+read -r passed failed < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed.*/\1 \2/p' "$out_dir/gpu_check.device.out" | tail -n 1)
+passed=${passed:-0} failed=${failed:-1}
+ok()   { passed=$((passed + 1)); echo "ok   - $*"; }
+fail() { failed=$((failed + 1)); echo "FAIL - $*"; }
+
+bench="$top_builddir/benchmarks/starcoll_allreduce"
+lib="$top_builddir/plugin/.libs/libstarcoll.so"
+# bench_run NP MODE WHERE(host|device) [starcoll_allreduce options]: prints its table
+bench_run() {
+    local np=$1 mode=$2 where=$3
+    shift 3
+    "$MPIRUN" --oversubscribe --bind-to none --mca btl self,vader,tcp -np "$np" -x LD_PRELOAD="$lib" -x LD_LIBRARY_PATH \
+        -x STARCOLL_MODE="$mode" -x STARCOLL_REPORT=none "$bench" "$@" $([ "$where" = device ] && echo --device) 2>&1
+}
 
 # Latency of MPI_Allreduce on device buffers over host buffers, sync, 2
 # ranks sharing the GPU (staged: NCCL refuses two ranks on one GPU), every
 # result validated: 4 KiB, 1 MiB and 64 MiB.
-bench="$top_builddir/benchmarks/starcoll_allreduce"
-lib="$top_builddir/plugin/.libs/libstarcoll.so"
-lat_passed=0 lat_failed=0
 declare -A lat
 for where in host device; do
-    out=$(mpirun --oversubscribe --bind-to none -np 2 -x LD_PRELOAD="$lib" -x LD_LIBRARY_PATH -x STARCOLL_MODE=sync \
-        -x STARCOLL_REPORT=none "$bench" -c -m 4096:67108864 -i 50 -x 5 $([ $where = device ] && echo --device) 2>&1)
+    out=$(bench_run 2 sync $where -c -m 4096:67108864 -i 50 -x 5)
     rc=$?
     echo "$out" | sed "s/^/    $where: /"
-    if [ $rc -eq 0 ] && ! grep -q Fail <<<"$out"; then lat_passed=$((lat_passed + 1)); echo "ok   - latency, $where buffers: every size valid"
-    else lat_failed=$((lat_failed + 1)); echo "FAIL - latency, $where buffers: exit $rc or a result not valid"; fi
+    if [ $rc -eq 0 ] && ! grep -q Fail <<<"$out"; then ok "latency, $where buffers: every size valid"
+    else fail "latency, $where buffers: exit $rc or a result not valid"; fi
     for size in 4096 1048576 67108864; do lat[$where.$size]=$(awk -v s=$size '$1 == s {print $2}' <<<"$out"); done
 done
 echo "device-buffer latency over host-buffer latency (sync, 2 ranks):"
@@ -45,5 +69,41 @@ for size in 4096 1048576 67108864; do
     awk -v s=$size -v h="${lat[host.$size]}" -v d="${lat[device.$size]}" \
         'BEGIN { printf "    %9d B: host %s us, device %s us, ratio %s\n", s, h, d, (h > 0 && d > 0) ? sprintf("%.2f", d / h) : "?" }'
 done
-echo "$((${dev_passed:-0} + lat_passed)) passed, $((${dev_failed:-1} + lat_failed)) failed"
-[ "$((${dev_failed:-1} + lat_failed))" -eq 0 ]
+
+# One rank persistently 2x slow, 4 ranks, starcoll_loop (20 ms of compute
+# a step, then 256K, 128K and 256K gradients, 100 steps), as
+# benchmarks/tolerance measures it: the fast ranks' time per step over
+# their time with no straggler under sync, device buffers beside host ones.
+loop="$top_builddir/benchmarks/starcoll_loop"
+declare -A fast
+for where in host device; do
+    for run in sync.none sync.persistent quorum.persistent groups.persistent auto.persistent; do
+        mode=${run%.*} spec=${run#*.}
+        [ "$spec" = persistent ] && spec=persistent,factor=2
+        out=$("$MPIRUN" --oversubscribe --bind-to none --mca btl self,vader,tcp -np 4 -x LD_PRELOAD="$lib" -x LD_LIBRARY_PATH \
+            -x STARCOLL_MODE="$mode" -x STARCOLL_REPORT=none "$loop" --steps 100 --straggler "$spec" \
+            $([ "$where" = device ] && echo --device) 2>&1)
+        rc=$?
+        fast[$where.$run]=$(sed -nE 's/^loop: .* fast_step_ms=([0-9.]+) .*/\1/p' <<<"$out")
+        if [ $rc -eq 0 ] && [ -n "${fast[$where.$run]}" ]; then ok "straggler loop, $where buffers, $mode, $spec: $(grep '^loop:' <<<"$out")"
+        else fail "straggler loop, $where buffers, $mode, $spec: exit $rc"; echo "$out" | tail -n 5 | sed 's/^/    /'; fi
+    done
+done
+echo "one rank 2x slow (4 ranks): the fast ranks' step over sync's with no straggler"
+for where in host device; do
+    printf '    %-7s' "$where:"
+    for mode in sync quorum groups auto; do
+        awk -v m=$mode -v b="${fast[$where.sync.none]}" -v t="${fast[$where.$mode.persistent]}" \
+            'BEGIN { printf " %s %s", m, (b > 0 && t > 0) ? sprintf("%.2f", t / b) : "?" }'
+    done
+    echo " (no straggler, sync: ${fast[$where.sync.none]:-?} ms a step)"
+done
+echo "time to 0.85 accuracy, device-buffer gradients, rank last 2x slow: auto over sync"
+for np in 2 4; do
+    sync_tta=$(sed -nE "s/^ok   - device-train-$np-sync: .* tta_s=([0-9.]+) .*/\1/p" "$out_dir/gpu_check.device.out")
+    auto_tta=$(sed -nE "s/^ok   - device-train-$np-auto: .* tta_s=([0-9.]+) .*/\1/p" "$out_dir/gpu_check.device.out")
+    awk -v n=$np -v s="$sync_tta" -v a="$auto_tta" \
+        'BEGIN { printf "    %d ranks: sync %s s, auto %s s, ratio %s\n", n, s, a, (s > 0 && a > 0) ? sprintf("%.2f", a / s) : "?" }'
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

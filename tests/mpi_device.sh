@@ -11,8 +11,10 @@
 # return code), in place, on two communicators, from a communication
 # thread without a CUDA context.  The report's device calls must add up
 # (eligible by mode, the rest exact), and with the stand-in every call
-# stages in pinned memory, copied on starcoll's stream.  First, without
-# starcoll, the same job must fault: the test can fail.
+# stages in pinned memory, copied on starcoll's stream.  Then mpi_exact -d
+# (every result against PMPI on host copies) and a CUDA-aware training
+# loop; NCCL, last.  First, without starcoll, the same job must fault: the
+# test can fail.
 # With SC_DEVICE_REAL=1 (tests/gpu_check.sh, on a machine with a GPU) the
 # buffers are cudaMalloc's, the ranks share the GPU, and the checks that
 # need the stand-in's counters are left out.
@@ -93,14 +95,74 @@ if [ "${SC_DEVICE_REAL:-0}" != 1 ]; then
     if [ "${pushes:-0}" -gt 0 ]; then ok "device-quorum-comm-thread: the copies ran in the buffers' context, pushed $pushes times on rank 0"
     else fail "device-quorum-comm-thread: no context was pushed for the communication thread's copies"; fi
 fi
+# Exactness in sync and hier against PMPI_Allreduce on host copies
+# (mpi_exact -d): float and double sums, an int MAX and a MAXLOC, on world
+# and a split, both buffers on the device, in place, send on the host and
+# receive on the device, and the reverse; counts 1 to 1M with the stand-in,
+# to 16M on a GPU; blocking, and nonblocking in sync.  The report counts
+# every call as made on device buffers.
+exact="$top_builddir/tests/mpi_exact"
+exact_device_job() {   # exact_device_job NAME MODE [mpi_exact options]
+    local name=$1 mode=$2 rc c calls
+    shift 2
+    local args=(-d "$@")
+    [ "$mode" = hier ] && args+=(-t)   # hier rounds random-valued sums its own way (mpi_exact.sh)
+    [ "${SC_DEVICE_REAL:-0}" = 1 ] || args+=(-m 1M)
+    sc_job "$name" 4 -x "STARCOLL_MODE=$mode" -x "LD_LIBRARY_PATH=$libpath" "$exact" "${args[@]}"
+    rc=$?
+    c=$(sc_closing "$name")
+    calls=$(sed -nE 's/^@ Device    : ([0-9]+) calls on CUDA.*/\1/p' "$SC_WORK/$name.report")
+    if sc_program_passed "$name" "$rc" && [ "${calls:-0}" -eq $(($(sc_expect "$name" eligible) + $(sc_expect "$name" passthrough))) ]; then
+        ok "$name: ${c% *} device-buffer results equal to PMPI_Allreduce on host copies (mpi_exact ${args[*]}), all $calls calls counted as on device buffers"
+    else
+        fail "$name: exit status $rc, mpi_exact says ${c:-nothing}, the report counts ${calls:-no} calls on device buffers"
+        sc_show "$name"
+    fi
+}
+if sc_need_program "$exact"; then
+    exact_device_job device-exact-sync sync
+    exact_device_job device-exact-hier hier
+    exact_device_job device-exact-sync-nonblocking sync -n
+fi
+# A CUDA-aware training loop: starcoll_train --device hands MPI each
+# layer's gradient in device memory, in sync and auto, one rank 2x slow.
+# It must train (0.85 held-out accuracy), every rank stop (in sync at the
+# same step; auto's ranks see the stop vote at their own steps), and every
+# gradient call count as on device buffers.  TRAIN_RANKS and TRAIN_ARGS
+# widen it (gpu_check.sh).
+trainer="$top_builddir/benchmarks/starcoll_train"
+train_device_job() {   # train_device_job NP MODE
+    local np=$1 mode=$2 name="device-train-$1-$2" rc last calls steps ranks total same
+    sc_job "$name" "$np" -x "STARCOLL_MODE=$mode" -x "LD_LIBRARY_PATH=$libpath" "$trainer" --device \
+        --straggler persistent,factor=2 --target 0.85 --max-steps 1500 --max-seconds 100 ${TRAIN_ARGS:---compute-ms 2} --verbose
+    rc=$?
+    last=$(tail -n 1 "$SC_WORK/$name.out")
+    calls=$(sed -nE 's/^@ Device    : ([0-9]+) calls on CUDA.*/\1/p' "$SC_WORK/$name.report")
+    steps=$(sed -nE 's/^train: rank [0-9]+ stopped after ([0-9]+) steps.*/\1/p' "$SC_WORK/$name.err")
+    ranks=$(grep -c . <<<"$steps") total=$(awk '{s += $1} END {print s + 0}' <<<"$steps")
+    same=$(sort -u <<<"$steps" | grep -c .)
+    if [ "$rc" -eq 0 ] && [[ $last =~ tta_s=[0-9] ]] && [ "$ranks" -eq "$np" ] && { [ "$mode" != sync ] || [ "$same" -eq 1 ]; } &&
+        [ "${calls:-0}" -eq $((2 * total)) ]; then   # two layers a step, every rank
+        ok "$name: trained on device-buffer gradients ($last), steps by rank $(echo $steps), $calls calls on device buffers"
+    else
+        fail "$name: exit $rc, '$last', steps by rank '$(echo $steps)', ${calls:-no} calls on device buffers"
+        sc_show "$name"
+    fi
+}
+if sc_need_program "$trainer"; then
+    for np in ${TRAIN_RANKS:-4}; do
+        train_device_job "$np" sync
+        train_device_job "$np" auto
+    done
+fi
 # NCCL (plugin/nccl.h) for sync and hier: tests/fakenccl/libnccl.so.2
 # stands in, reducing through shared memory from the driver stand-in's
 # pages.  Every eligible call goes through it, counted by the report and by
 # the stand-in; a rank whose gradients are on the host rides through
 # device memory; ranks sharing one GPU, or NCCL that cannot start (here the
 # real libnccl.so.2 without a GPU, where it is installed), stage instead
-# and the report says why.  With a real GPU these are left out: the ranks
-# share it, which NCCL refuses.
+# and the report says why.  With a real GPU the ranks share it, which NCCL
+# refuses: only that is checked there.
 nccl_job() {   # nccl_job NAME MODE WANT(nccl|staged) WHY-PATTERN [mpi_tolerant options]
     local name=$1 mode=$2 want=$3 why=$4
     shift 4
@@ -120,7 +182,15 @@ nccl_job() {   # nccl_job NAME MODE WANT(nccl|staged) WHY-PATTERN [mpi_tolerant 
 }
 if "$top_builddir/plugin/starcoll-info" 2>/dev/null | grep -q -- '--without-nccl'; then
     skip "NCCL: this build was configured --without-nccl, so it never loads NCCL"
-elif [ "${SC_DEVICE_REAL:-0}" != 1 ]; then
+elif [ "${SC_DEVICE_REAL:-0}" = 1 ]; then
+    # Every rank on the one GPU: NCCL refuses that, so sync stages, and
+    # the report says why.
+    if "$top_builddir/plugin/starcoll-info" 2>/dev/null | grep -q 'NCCL: libnccl.so.2 version'; then
+        DEVICE_LIBS=$libpath nccl_job device-real-nccl-shared-gpu sync staged "share one GPU" --pattern none
+    else
+        skip "NCCL: no libnccl.so.2 on LD_LIBRARY_PATH here"
+    fi
+else
     fakenccl=$(cd "$top_builddir/tests" && pwd)/fakenccl
     if [ ! -f "$fakenccl/libnccl.so.2" ]; then
         fail "NCCL's stand-in is not built ($fakenccl/libnccl.so.2: make check builds it)"
