@@ -41,12 +41,14 @@ typedef struct bench_options {
     straggle straggler;
     int barrier;                    /* barrier between iterations, as OSU does */
     int device;                     /* buffers in GPU memory (device_memory.h), as osu_allreduce -d cuda */
+    int cuda_loaded;                /* host buffers in a process that has loaded CUDA and made a context */
 } bench_options;
 
 static void short_usage(FILE *out, const char *prog)
 {
     fprintf(out, "usage: %s [-m [MIN:]MAX] [-i N] [-x N] [-f] [-c] [-T float|double]\n"
-                 "       [--compute-ms MS] [--straggler SPEC] [--barrier|--no-barrier] [--device]   (-h for details)\n", prog);
+                 "       [--compute-ms MS] [--straggler SPEC] [--barrier|--no-barrier] [--device | --cuda-loaded]\n"
+                 "       (-h for details)\n", prog);
 }
 
 static void usage(FILE *out, const char *prog)
@@ -68,6 +70,8 @@ static void usage(FILE *out, const char *prog)
         "                                unless --compute-ms or --straggler emulate a training loop)\n"
         "      --device                  send and receive buffers in GPU memory (cudaMalloc), filled\n"
         "                                and checked by copies outside the timed call\n"
+        "      --cuda-loaded             host buffers, in a process that has loaded CUDA and made a\n"
+        "                                context first (what telling device buffers apart costs)\n"
         "  -h, --help                    this help\n"
         "Only MPI_Allreduce is timed; latency is the per-rank mean, then avg/min/max over ranks.\n",
         prog);
@@ -113,7 +117,7 @@ static int parse_count(const char *s, long min, long *out)
     return 0;
 }
 
-enum { OPT_STRAGGLER = 256, OPT_COMPUTE_MS, OPT_BARRIER, OPT_NO_BARRIER, OPT_DEVICE };
+enum { OPT_STRAGGLER = 256, OPT_COMPUTE_MS, OPT_BARRIER, OPT_NO_BARRIER, OPT_DEVICE, OPT_CUDA_LOADED };
 
 /* Parse argv into o; 0 on success, 1 for -h, -1 with a message in err. */
 static int parse_options(int argc, char **argv, bench_options *o, char *err, size_t errlen)
@@ -131,6 +135,7 @@ static int parse_options(int argc, char **argv, bench_options *o, char *err, siz
         { "barrier", no_argument, NULL, OPT_BARRIER },
         { "no-barrier", no_argument, NULL, OPT_NO_BARRIER },
         { "device", no_argument, NULL, OPT_DEVICE },
+        { "cuda-loaded", no_argument, NULL, OPT_CUDA_LOADED },
         { NULL, 0, NULL, 0 }
     };
     memset(o, 0, sizeof *o);
@@ -230,6 +235,9 @@ static int parse_options(int argc, char **argv, bench_options *o, char *err, siz
         case OPT_DEVICE:
             o->device = 1;
             break;
+        case OPT_CUDA_LOADED:
+            o->cuda_loaded = 1;
+            break;
         case 'h':
             return 1;
         case ':':
@@ -298,7 +306,7 @@ static void print_header(const bench_options *o, int nranks)
     printf("# ranks %d, type %s, op sum, compute %g ms, straggler %s, iteration barrier %s, buffers %s\n",
            nranks, o->type_name, o->compute_s * 1e3,
            straggle_describe(&o->straggler, spec, sizeof spec), o->barrier ? "yes" : "no",
-           o->device ? devmem_kind() : "host");
+           o->device ? devmem_kind() : o->cuda_loaded ? "host, CUDA loaded" : "host");
     printf("%-*s%*s", 10, "# Size", FIELD_WIDTH, "Avg Latency(us)");
     if (o->full_stats)
         printf("%*s%*s%*s", FIELD_WIDTH, "Min Latency(us)", FIELD_WIDTH, "Max Latency(us)", 12, "Iterations");
@@ -424,8 +432,17 @@ int main(int argc, char **argv)
     int rc = parse_options(argc, argv, &o, err, sizeof err);
     if (rc == 0 && straggle_check(&o.straggler, nranks, err, sizeof err) != 0)
         rc = -1;
-    if (rc == 0 && o.device) {   /* every rank needs device memory: agreed, so none runs on alone */
+    if (rc == 0 && o.device && o.cuda_loaded) {
+        snprintf(err, sizeof err, "--device and --cuda-loaded: choose one");
+        rc = -1;
+    }
+    void *context_holder = NULL;   /* --cuda-loaded: a byte of device memory makes the context */
+    if (rc == 0 && (o.device || o.cuda_loaded)) {   /* every rank needs device memory: agreed, so none runs on alone */
         int mine = devmem_open(err, sizeof err) == 0, all = 0;
+        if (mine && o.cuda_loaded && !(context_holder = devmem_alloc(1))) {
+            snprintf(err, sizeof err, "--cuda-loaded: no device memory");
+            mine = 0;
+        }
         MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
         if (!all) {
             if (mine) snprintf(err, sizeof err, "--device: some rank has no device memory");
@@ -461,6 +478,7 @@ int main(int argc, char **argv)
         }
         failed |= r;
     }
+    devmem_free(context_holder);
     int failures = sc_mpi_failures;
     MPI_CHECK(MPI_Finalize());
     if (failures) fprintf(stderr, "starcoll_allreduce: %d MPI calls returned an error\n", failures);
