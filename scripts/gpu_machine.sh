@@ -4,7 +4,9 @@
 # packages, carried as .deb files, are unpacked into a folder of their own
 # (never over /), and the build carried beside them runs with them.
 #
-#   bash scripts/gpu_machine.sh DEBDIR [OUTDIR]
+#   bash scripts/gpu_machine.sh DEBDIR [OUTDIR [COMMAND...]]
+#
+# With COMMAND, that runs in the same environment instead (MPIRUN set).
 #
 # DEBDIR, made on a Debian 12 machine (the list is Open MPI's run-time
 # closure beyond what a CUDA image has, and PAPI, which the library links):
@@ -18,7 +20,7 @@
 # none, and OPAL_PREFIX names them in any case.  OUTDIR gets the log.
 set -u
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-debs=${1:?usage: gpu_machine.sh DEBDIR [OUTDIR]}
+debs=${1:?usage: gpu_machine.sh DEBDIR [OUTDIR [COMMAND...]]}
 out=${2:-${TMPDIR:-/tmp}}
 root=${STARCOLL_MPI_ROOT:-/tmp/starcoll-mpi}
 mkdir -p "$root" "$out"
@@ -59,5 +61,10 @@ if [ $? -ne 0 ]; then
     exit 1
 fi
 echo "gpu_machine: mpirun starts processes"
+if [ $# -gt 2 ]; then
+    shift 2
+    "$@"
+    exit
+fi
 set -o pipefail
 top_builddir=$top/_build srcdir=$top/tests bash "$top/tests/gpu_check.sh" 2>&1 | tee "$out/gpu_check.log"

@@ -12,7 +12,8 @@
 #    in sync and auto with one rank 2x slow; NCCL refused for ranks that
 #    share a GPU, and the report saying so;
 #  - starcoll_allreduce --device against host buffers, validated: the
-#    latency ratios at 4 KiB, 1 MiB and 64 MiB (sync, 2 ranks);
+#    latency ratios at 4 KiB, 1 MiB and 64 MiB (sync, 2 ranks); host
+#    buffers in a process that loaded CUDA over one that did not;
 #  - one rank persistently 2x slow: the fast ranks' step in each mode over
 #    sync's without a straggler (starcoll_loop, as benchmarks/tolerance),
 #    device buffers beside host buffers, and the training loop's time to
@@ -68,6 +69,29 @@ echo "device-buffer latency over host-buffer latency (sync, 2 ranks):"
 for size in 4096 1048576 67108864; do
     awk -v s=$size -v h="${lat[host.$size]}" -v d="${lat[device.$size]}" \
         'BEGIN { printf "    %9d B: host %s us, device %s us, ratio %s\n", s, h, d, (h > 0 && d > 0) ? sprintf("%.2f", d / h) : "?" }'
+done
+
+# What telling device buffers apart costs on host buffers: host-buffer
+# latency under starcoll in a process that has loaded CUDA and made a
+# context (every call asks the driver about its pointers) over one that
+# has not, sync, 2 ranks, interleaved 3 times, medians; 4 KiB and 1 MiB.
+declare -A plain loaded
+for round in 1 2 3; do
+    for kind in plain loaded; do
+        out=$(bench_run 2 sync host -c -m 4096:1048576 -i 1000 -x 100 $([ $kind = loaded ] && echo --cuda-loaded))
+        rc=$?
+        if [ $rc -ne 0 ] || grep -q Fail <<<"$out"; then fail "host buffers, CUDA ${kind/plain/not loaded}: exit $rc or a result not valid"; fi
+        for size in 4096 1048576; do
+            v=$(awk -v s=$size '$1 == s {print $2}' <<<"$out")
+            [ $kind = plain ] && plain[$size]="${plain[$size]} $v" || loaded[$size]="${loaded[$size]} $v"
+        done
+    done
+done
+median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{v[NR] = $1} END {print NR ? v[int((NR + 1) / 2)] : ""}'; }
+echo "host buffers under starcoll, CUDA loaded over not loaded (sync, 2 ranks, medians of 3):"
+for size in 4096 1048576; do
+    awk -v s=$size -v p="$(median "${plain[$size]}")" -v l="$(median "${loaded[$size]}")" \
+        'BEGIN { printf "    %9d B: not loaded %s us, loaded %s us, ratio %s\n", s, p, l, (p > 0 && l > 0) ? sprintf("%.2f", l / p) : "?" }'
 done
 
 # One rank persistently 2x slow, 4 ranks, starcoll_loop (20 ms of compute
