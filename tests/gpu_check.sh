@@ -37,7 +37,15 @@ case $(sed -n 's/^ *CUDA driver: //p' <<<"$info") in
     *) echo "skip - no usable CUDA device here"; echo "0 passed, 0 failed, 1 skipped"; exit 0 ;;
 esac
 out_dir=${TMPDIR:-/tmp}
-SC_DEVICE_REAL=1 TRAIN_RANKS="2 4" TRAIN_ARGS="--compute-ms 10" bash "$here/mpi_device.sh" | tee "$out_dir/gpu_check.device.out"
+# The trainer looks for the digits where Debian's python3-sklearn puts
+# them; a GPU image's scikit-learn may sit in a virtual environment, and
+# without the file the trainer falls back to synthetic data.
+train_args="--compute-ms 10"
+digits=/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz
+[ -f "$digits" ] || digits=$(python3 -c 'import os, sklearn; print(os.path.join(os.path.dirname(sklearn.__file__), "datasets", "data", "digits.csv.gz"))' 2>/dev/null)
+if [ -n "$digits" ] && [ -f "$digits" ]; then train_args="$train_args --data $digits"; echo "training data: $digits"
+else echo "training data: synthetic (no digits.csv.gz of scikit-learn found)"; fi
+SC_DEVICE_REAL=1 TRAIN_RANKS="2 4" TRAIN_ARGS="$train_args" bash "$here/mpi_device.sh" | tee "$out_dir/gpu_check.device.out"
 read -r passed failed < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed.*/\1 \2/p' "$out_dir/gpu_check.device.out" | tail -n 1)
 passed=${passed:-0} failed=${failed:-1}
 ok()   { passed=$((passed + 1)); echo "ok   - $*"; }
