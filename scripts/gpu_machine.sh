@@ -30,7 +30,9 @@ done
 for d in usr/lib/x86_64-linux-gnu/openmpi usr/lib/x86_64-linux-gnu/pmix2 usr/share/openmpi etc/openmpi; do
     [ -e "/$d" ] || ln -s "$root/$d" "/$d" || echo "gpu_machine: cannot link /$d; OPAL_PREFIX alone must do"
 done
-# Without PMIx's own plugins (pcompress) some jobs here hung at start-up.
+# Without PMIx's own plugins (pcompress) some jobs hung at start-up in a
+# rehearsal.  On the H200 image a PMIx of another version has that folder:
+# its plugin fails to load with a warning per job, and the jobs run.
 export OPAL_PREFIX=$root/usr PMIX_INSTALL_PREFIX=$root/usr/lib/x86_64-linux-gnu/pmix2 \
     PMIX_MCA_mca_base_component_path=$root/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix
 export PATH=$root/usr/bin:$PATH MPIRUN=$root/usr/bin/mpirun.openmpi
