@@ -258,7 +258,6 @@ static void reduce_shaped(run_state *r)
     }
 }
 
-/* Next batch of shard indices, reshuffling the shard at each epoch. */
 /* --device: as a CUDA-aware code, whose backward pass leaves each layer's
  * gradient in GPU memory and hands MPI that pointer: here the CPU's
  * gradient is copied there first, and the sum read back for the update. */
@@ -278,6 +277,7 @@ static void reduce_on_device(run_state *r)
     }
 }
 
+/* Next batch of shard indices, reshuffling the shard at each epoch. */
 static void next_batch(run_state *r, train_rng *rng, int batch, int *cursor)
 {
     for (int b = 0; b < batch; b++) {
