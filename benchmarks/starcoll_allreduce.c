@@ -445,7 +445,7 @@ int main(int argc, char **argv)
         }
         MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
         if (!all) {
-            if (mine) snprintf(err, sizeof err, "--device: some rank has no device memory");
+            if (mine) snprintf(err, sizeof err, "%s: some rank has no device memory", o.device ? "--device" : "--cuda-loaded");
             rc = -1;
         }
     }
