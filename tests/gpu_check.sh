@@ -30,6 +30,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 export top_builddir srcdir MPIRUN
 export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+. "$here/mpi_env.sh"   # run_sc: mpirun as the suite runs it, starcoll preloaded
 info=$("$top_builddir/plugin/starcoll-info" 2>&1)
 "$top_builddir/plugin/starcoll-info" 2>&1 | grep -E 'CUDA|NCCL' | sed 's/^ */starcoll-info: /'
 case $(sed -n 's/^ *CUDA driver: //p' <<<"$info") in
@@ -51,15 +52,16 @@ passed=${passed:-0} failed=${failed:-1}
 ok()   { passed=$((passed + 1)); echo "ok   - $*"; }
 fail() { failed=$((failed + 1)); echo "FAIL - $*"; }
 
-bench="$top_builddir/benchmarks/starcoll_allreduce"
-lib="$top_builddir/plugin/.libs/libstarcoll.so"
-# bench_run NP MODE WHERE(host|device) [starcoll_allreduce options]: prints its table
-bench_run() {
+# sc_run NP MODE WHERE(host|device) PROGRAM [options]: one benchmark job,
+# its output on stdout; device buffers with PROGRAM's --device.
+sc_run() {
     local np=$1 mode=$2 where=$3
     shift 3
-    "$MPIRUN" --oversubscribe --bind-to none --mca btl self,vader,tcp -np "$np" -x LD_PRELOAD="$lib" -x LD_LIBRARY_PATH \
-        -x STARCOLL_MODE="$mode" -x STARCOLL_REPORT=none "$bench" "$@" $([ "$where" = device ] && echo --device) 2>&1
+    run_sc "$np" -x LD_LIBRARY_PATH -x STARCOLL_MODE="$mode" -x STARCOLL_REPORT=none "$@" \
+        $([ "$where" = device ] && echo --device) 2>&1
 }
+bench="$top_builddir/benchmarks/starcoll_allreduce"
+bench_run() { local np=$1 mode=$2 where=$3; shift 3; sc_run "$np" "$mode" "$where" "$bench" "$@"; }
 
 # Latency of MPI_Allreduce on device buffers over host buffers, sync, 2
 # ranks sharing the GPU (staged: NCCL refuses two ranks on one GPU), every
@@ -112,9 +114,7 @@ for where in host device; do
     for run in sync.none sync.persistent quorum.persistent groups.persistent auto.persistent; do
         mode=${run%.*} spec=${run#*.}
         [ "$spec" = persistent ] && spec=persistent,factor=2
-        out=$("$MPIRUN" --oversubscribe --bind-to none --mca btl self,vader,tcp -np 4 -x LD_PRELOAD="$lib" -x LD_LIBRARY_PATH \
-            -x STARCOLL_MODE="$mode" -x STARCOLL_REPORT=none "$loop" --steps 100 --straggler "$spec" \
-            $([ "$where" = device ] && echo --device) 2>&1)
+        out=$(sc_run 4 "$mode" "$where" "$loop" --steps 100 --straggler "$spec")
         rc=$?
         fast[$where.$run]=$(sed -nE 's/^loop: .* fast_step_ms=([0-9.]+) .*/\1/p' <<<"$out")
         if [ $rc -eq 0 ] && [ -n "${fast[$where.$run]}" ]; then ok "straggler loop, $where buffers, $mode, $spec: $(grep '^loop:' <<<"$out")"
