@@ -44,6 +44,9 @@ if [ "${SC_DEVICE_REAL:-0}" != 1 ]; then
     else fail "without starcoll the device-buffer job succeeded: the stand-in does not guard its memory, so the checks below prove nothing"; fi
 fi
 
+# report_device_calls NAME: the report's count of calls on device buffers
+report_device_calls() { sed -nE 's/^@ Device    : ([0-9]+) calls on CUDA.*/\1/p' "$SC_WORK/$1.report" | head -n 1; }
+
 # device_job NAME MODE [mpi_tolerant options]: 4 ranks (DEVICE_LIBS:
 # where the driver's and NCCL's stand-ins are, default the driver's only).  The report's
 # count of calls on device buffers is checked: the gradients (eligible, by
@@ -56,7 +59,7 @@ device_job() {
     sc_adopt "$name" $? "$name"
     local rep="$SC_WORK/$name.report" line total modes exact pinned eligible
     line=$(grep -m1 '^@ Device    : [0-9]* calls on CUDA device buffers' "$rep")
-    total=$(sed -nE 's/^@ Device    : ([0-9]+) calls on CUDA.*/\1/p' <<<"$line")
+    total=$(report_device_calls "$name")
     modes=$(sed -nE 's/.*eligible ones (.*); [0-9]+ not eligible.*/\1/p' <<<"$line")
     exact=$(sed -nE 's/.*; ([0-9]+) not eligible, exact through MPI.*/\1/p' <<<"$line")
     pinned=$(sed -nE 's/^@ Device    : staged through host memory \(([0-9]+) calls in pinned memory.*/\1/p' "$rep")
@@ -111,7 +114,7 @@ exact_device_job() {   # exact_device_job NAME MODE [mpi_exact options]
     sc_job "$name" 4 -x "STARCOLL_MODE=$mode" -x "LD_LIBRARY_PATH=$libpath" "$exact" "${args[@]}"
     rc=$?
     c=$(sc_closing "$name")
-    calls=$(sed -nE 's/^@ Device    : ([0-9]+) calls on CUDA.*/\1/p' "$SC_WORK/$name.report")
+    calls=$(report_device_calls "$name")
     if sc_program_passed "$name" "$rc" && [ "${calls:-0}" -eq $(($(sc_expect "$name" eligible) + $(sc_expect "$name" passthrough))) ]; then
         ok "$name: ${c% *} device-buffer results equal to PMPI_Allreduce on host copies (mpi_exact ${args[*]}), all $calls calls counted as on device buffers"
     else
@@ -137,7 +140,7 @@ train_device_job() {   # train_device_job NP MODE
         --straggler persistent,factor=2 --target 0.85 --max-steps 1500 --max-seconds 100 ${TRAIN_ARGS:---compute-ms 2} --verbose
     rc=$?
     last=$(tail -n 1 "$SC_WORK/$name.out")
-    calls=$(sed -nE 's/^@ Device    : ([0-9]+) calls on CUDA.*/\1/p' "$SC_WORK/$name.report")
+    calls=$(report_device_calls "$name")
     steps=$(sed -nE 's/^train: rank [0-9]+ stopped after ([0-9]+) steps.*/\1/p' "$SC_WORK/$name.err")
     ranks=$(grep -c . <<<"$steps") total=$(awk '{s += $1} END {print s + 0}' <<<"$steps")
     same=$(sort -u <<<"$steps" | grep -c .)
