@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "host_memory.h"
 #include "runtime.h"
 
 /* The few driver entry points used, declared as the driver API has them
@@ -232,7 +233,7 @@ static int to_device(void *dev, const void *src, size_t bytes, sc_custream st)
 
 static int on_device(const void *p)
 {
-    if (!p) return 0;
+    if (!p || sc_host_memory_known(p)) return 0;   /* the driver's answer costs more than the call's data, at 4 KiB */
     unsigned int type = 0;
     if (cu.pointer_get_attribute(&type, SC_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (sc_cudeviceptr)(uintptr_t)p) != 0 ||
         type != SC_CU_MEMORYTYPE_DEVICE)

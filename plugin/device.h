@@ -10,8 +10,10 @@
  * last look is read from the dynamic linker's list of loaded objects (a
  * walk of pointers), and only then does the dlopen run.  Buffers are
  * classified with cuPointerGetAttribute (CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
- * device memory, not managed memory, which the host can read), and only on
- * eligible-shaped calls, where it costs nothing measurable.
+ * device memory, not managed memory, which the host can read) on every call
+ * with data, except pointers known for host memory without asking
+ * (host_memory.h: the brk heap, the caller's stack, the program's data),
+ * since the driver's answer costs a small call a measurable share.
  *
  * Staging copies device buffers to pinned host memory kept for reuse
  * (cuMemHostAlloc; plain memory where the driver cannot pin), with
