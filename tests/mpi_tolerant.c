@@ -56,6 +56,8 @@ static const char *pattern = "none", *ragged_dir = NULL, *nonblocking = NULL, *t
 static int late_writes;   /* receive buffers written after their request completed */
 static int device;        /* --device */
 static int host_rank = -1;   /* --host-rank: with --device, this rank's gradients stay in host memory */
+static unsigned long long (*driver_queries)(void);   /* --device: the stand-in's fake_cuda_queries, or NULL */
+static unsigned long long host_call_queries;         /* ... counted on host_counts's calls */
 
 /* Device memory for --device (benchmarks/device_memory.h): the stand-in
  * driver's (tests/fake_cuda.c), or, on a machine with a GPU, cudaMalloc's. */
@@ -66,6 +68,8 @@ static void device_init(void)
         fprintf(stderr, "mpi_tolerant: --device: %s\n", why);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (h) *(void **)&driver_queries = dlsym(h, "fake_cuda_queries");
 }
 
 static void sleep_ms(double ms)
@@ -267,6 +271,43 @@ static void one_step_nonblocking(stream *st, int step, int zero)
     if (nkept < KEEP) nkept++;
 }
 
+/* --device: what a GPU code keeps on the CPU, reduced beside its device
+ * buffers: a correct/seen pair on the stack and a histogram in memory
+ * malloc'ed fresh each step.  starcoll tells these for host memory without
+ * asking the driver (plugin/host_memory.h); the stand-in counts the pointer
+ * queries it is asked, and with one thread calling MPI none may come from
+ * these calls.  Under AddressSanitizer malloc maps its memory: the heap's
+ * queries are not counted then. */
+static void host_counts(stream *st, int step)
+{
+    int n = st->csize, me = st->crank;
+    double mine[2] = {me + 1, 10 + step}, sums[2] = {-1, -1};
+    int *hist = malloc(16 * sizeof *hist), *hist_sum = malloc(16 * sizeof *hist_sum);
+    if (!hist || !hist_sum) MPI_Abort(MPI_COMM_WORLD, 2);
+    for (int i = 0; i < 16; i++) hist[i] = (me + i + step) % 3, hist_sum[i] = -1;
+    unsigned long long q0 = driver_queries ? driver_queries() : 0;
+    MPI_CHECK(MPI_Allreduce(mine, sums, 2, MPI_DOUBLE, MPI_SUM, st->comm));
+    unsigned long long q1 = driver_queries ? driver_queries() : 0;
+    MPI_CHECK(MPI_Allreduce(hist, hist_sum, 16, MPI_INT, MPI_SUM, st->comm));
+    unsigned long long q2 = driver_queries ? driver_queries() : 0;
+#ifdef __SANITIZE_ADDRESS__
+    q2 = q1;
+#endif
+    host_call_queries += (q1 - q0) + (q2 - q1);
+    int bad = sums[0] != n * (n + 1) / 2.0 || sums[1] != n * (10.0 + step);
+    for (int i = 0; i < 16; i++) {
+        int want = 0;
+        for (int r = 0; r < n; r++) want += (r + i + step) % 3;
+        bad |= hist_sum[i] != want;
+    }
+    free(hist);
+    free(hist_sum);
+    if (bad) {
+        fprintf(stderr, "rank %d: step %d: a host call beside the device ones is wrong\n", rank, step);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+}
+
 /* --device: the calls a GPU code makes beside its gradients, each on
  * device buffers and none eligible, so they run exact on host copies: a
  * 1-float loss, an int MPI_MAX in place (a flag), and an MPI_2INT
@@ -306,6 +347,7 @@ static void device_extras(stream *st, int step)
                 (double)got_loss, (double)want_loss);
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
+    host_counts(st, step);
 }
 
 static void one_step(stream *st, int step)
@@ -557,6 +599,12 @@ int main(int argc, char **argv)
         const char *what[] = {"fake_cuda_async_copies", "fake_cuda_pinned_allocs", "fake_cuda_pushes"};
         for (int k = 0; h && k < 3 && rank == 0; k++)
             if ((*(void **)&count = dlsym(h, what[k]))) printf("device: %s %llu\n", what[k] + 10, count());
+        if (driver_queries && !threads) {
+            unsigned long long all = 0;
+            MPI_CHECK(PMPI_Allreduce(&host_call_queries, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD));
+            if (rank == 0) printf("device: host_call_queries %llu\n", all);
+            check(all == 0, "host buffers beside device ones: the driver was not asked about them");
+        }
         void *nccl = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);
         if (rank == 0 && nccl && (*(void **)&count = dlsym(nccl, "fake_nccl_allreduces")))
             printf("device: nccl_allreduces %llu\n", count());
