@@ -6,6 +6,7 @@
  * -T float|double (a char SUM is never eligible for starcoll), and
  * --compute-ms / --straggler to emulate a training step before each call.
  * Only the MPI_Allreduce call is timed, never the emulated compute. */
+#define _DEFAULT_SOURCE   /* MAP_ANONYMOUS, for --host-mapped */
 #define _POSIX_C_SOURCE 200809L
 
 #include "straggle.h"
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #define FIELD_WIDTH 18
@@ -42,12 +44,14 @@ typedef struct bench_options {
     int barrier;                    /* barrier between iterations, as OSU does */
     int device;                     /* buffers in GPU memory (device_memory.h), as osu_allreduce -d cuda */
     int cuda_loaded;                /* host buffers in a process that has loaded CUDA and made a context */
+    int host_mapped;                /* host buffers in pages of their own (mmap), not the heap */
 } bench_options;
 
 static void short_usage(FILE *out, const char *prog)
 {
     fprintf(out, "usage: %s [-m [MIN:]MAX] [-i N] [-x N] [-f] [-c] [-T float|double]\n"
                  "       [--compute-ms MS] [--straggler SPEC] [--barrier|--no-barrier] [--device | --cuda-loaded]\n"
+                 "       [--host-mapped]\n"
                  "       (-h for details)\n", prog);
 }
 
@@ -72,6 +76,9 @@ static void usage(FILE *out, const char *prog)
         "                                and checked by copies outside the timed call\n"
         "      --cuda-loaded             host buffers, in a process that has loaded CUDA and made a\n"
         "                                context first (what telling device buffers apart costs)\n"
+        "      --host-mapped             host buffers in pages of their own (mmap), as large arrays are,\n"
+        "                                where starcoll asks the CUDA driver about them; by default\n"
+        "                                they come from malloc, in the heap up to glibc's threshold\n"
         "  -h, --help                    this help\n"
         "Only MPI_Allreduce is timed; latency is the per-rank mean, then avg/min/max over ranks.\n",
         prog);
@@ -117,7 +124,7 @@ static int parse_count(const char *s, long min, long *out)
     return 0;
 }
 
-enum { OPT_STRAGGLER = 256, OPT_COMPUTE_MS, OPT_BARRIER, OPT_NO_BARRIER, OPT_DEVICE, OPT_CUDA_LOADED };
+enum { OPT_STRAGGLER = 256, OPT_COMPUTE_MS, OPT_BARRIER, OPT_NO_BARRIER, OPT_DEVICE, OPT_CUDA_LOADED, OPT_HOST_MAPPED };
 
 /* Parse argv into o; 0 on success, 1 for -h, -1 with a message in err. */
 static int parse_options(int argc, char **argv, bench_options *o, char *err, size_t errlen)
@@ -136,6 +143,7 @@ static int parse_options(int argc, char **argv, bench_options *o, char *err, siz
         { "no-barrier", no_argument, NULL, OPT_NO_BARRIER },
         { "device", no_argument, NULL, OPT_DEVICE },
         { "cuda-loaded", no_argument, NULL, OPT_CUDA_LOADED },
+        { "host-mapped", no_argument, NULL, OPT_HOST_MAPPED },
         { NULL, 0, NULL, 0 }
     };
     memset(o, 0, sizeof *o);
@@ -238,6 +246,9 @@ static int parse_options(int argc, char **argv, bench_options *o, char *err, siz
         case OPT_CUDA_LOADED:
             o->cuda_loaded = 1;
             break;
+        case OPT_HOST_MAPPED:
+            o->host_mapped = 1;
+            break;
         case 'h':
             return 1;
         case ':':
@@ -303,10 +314,11 @@ static void print_header(const bench_options *o, int nranks)
 {
     char spec[256];
     printf("# starcoll allreduce benchmark\n");
-    printf("# ranks %d, type %s, op sum, compute %g ms, straggler %s, iteration barrier %s, buffers %s\n",
+    printf("# ranks %d, type %s, op sum, compute %g ms, straggler %s, iteration barrier %s, buffers %s%s\n",
            nranks, o->type_name, o->compute_s * 1e3,
            straggle_describe(&o->straggler, spec, sizeof spec), o->barrier ? "yes" : "no",
-           o->device ? devmem_kind() : o->cuda_loaded ? "host, CUDA loaded" : "host");
+           o->device ? devmem_kind() : o->cuda_loaded ? "host, CUDA loaded" : "host",
+           o->host_mapped ? " (mmap'ed)" : "");
     printf("%-*s%*s", 10, "# Size", FIELD_WIDTH, "Avg Latency(us)");
     if (o->full_stats)
         printf("%*s%*s%*s", FIELD_WIDTH, "Min Latency(us)", FIELD_WIDTH, "Max Latency(us)", 12, "Iterations");
@@ -316,6 +328,20 @@ static void print_header(const bench_options *o, int nranks)
     fflush(stdout);
 }
 
+/* Host buffers: malloc's, or with --host-mapped pages of their own. */
+static void *host_alloc(const bench_options *o, size_t bytes)
+{
+    if (!o->host_mapped) return malloc(bytes);
+    void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void host_free(const bench_options *o, void *p, size_t bytes)
+{
+    if (!o->host_mapped) free(p);
+    else if (p) munmap(p, bytes ? bytes : 1);
+}
+
 /* Runs one message size; returns 0, or -1 if any rank could not allocate. */
 static int run_size(const bench_options *o, long bytes, int rank, int nranks, long weight_sum)
 {
@@ -323,7 +349,7 @@ static int run_size(const bench_options *o, long bytes, int rank, int nranks, lo
     long iters = bytes < LARGE_MESSAGE ? o->iters : o->iters_large;
     long warmup = bytes < LARGE_MESSAGE ? o->warmup : o->warmup_large;
     size_t nb = count * o->type_size;
-    void *send = malloc(nb), *recv = malloc(nb);
+    void *send = host_alloc(o, nb), *recv = host_alloc(o, nb);
     /* --device: the call reduces GPU buffers; the host ones are filled and
      * checked, with copies outside the timed call */
     void *dsend = o->device ? devmem_alloc(nb) : send, *drecv = o->device ? devmem_alloc(nb) : recv;
@@ -337,8 +363,8 @@ static int run_size(const bench_options *o, long bytes, int rank, int nranks, lo
             devmem_free(dsend);
             devmem_free(drecv);
         }
-        free(send);
-        free(recv);
+        host_free(o, send, nb);
+        host_free(o, recv, nb);
         return -1;
     }
     fill_send(send, o, count, rank, 0);
@@ -374,8 +400,8 @@ static int run_size(const bench_options *o, long bytes, int rank, int nranks, lo
         devmem_free(dsend);
         devmem_free(drecv);
     }
-    free(send);
-    free(recv);
+    host_free(o, send, nb);
+    host_free(o, recv, nb);
 
     double latency = timer * 1e6 / (double)iters, lmin, lmax, lsum;
     MPI_CHECK(MPI_Reduce(&latency, &lmin, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD));
@@ -434,6 +460,10 @@ int main(int argc, char **argv)
         rc = -1;
     if (rc == 0 && o.device && o.cuda_loaded) {
         snprintf(err, sizeof err, "--device and --cuda-loaded: choose one");
+        rc = -1;
+    }
+    if (rc == 0 && o.device && o.host_mapped) {
+        snprintf(err, sizeof err, "--host-mapped is for host buffers, not --device");
         rc = -1;
     }
     void *context_holder = NULL;   /* --cuda-loaded: a byte of device memory makes the context */

@@ -13,7 +13,8 @@
 #    share a GPU, and the report saying so;
 #  - starcoll_allreduce --device against host buffers, validated: the
 #    latency ratios at 4 KiB, 1 MiB and 64 MiB (sync, 2 ranks); host
-#    buffers in a process that loaded CUDA over one that did not;
+#    buffers in a process that loaded CUDA over one that did not, heap
+#    buffers (known without asking the driver) and mmap'ed ones (asked);
 #  - one rank persistently 2x slow: the fast ranks' step in each mode over
 #    sync's without a straggler (starcoll_loop, as benchmarks/tolerance),
 #    device buffers beside host buffers, and the training loop's time to
@@ -83,25 +84,32 @@ done
 
 # What telling device buffers apart costs on host buffers: host-buffer
 # latency under starcoll in a process that has loaded CUDA and made a
-# context (every call asks the driver about its pointers) over one that
-# has not, sync, 2 ranks, interleaved 3 times, medians; 4 KiB and 1 MiB.
-declare -A plain loaded
+# context over one that has not, sync, 2 ranks, interleaved 3 times,
+# medians; 4 KiB and 1 MiB.  Heap buffers (malloc's) are known for host
+# memory without asking the driver; buffers in pages of their own
+# (--host-mapped, as large arrays are) are asked about, so their ratio is
+# what the driver's answers cost.
+declare -A lat_host
+kinds="heap.plain heap.loaded mapped.plain mapped.loaded"
 for round in 1 2 3; do
-    for kind in plain loaded; do
-        out=$(bench_run 2 sync host -c -m 4096:1048576 -i 1000 -x 100 $([ $kind = loaded ] && echo --cuda-loaded))
+    for kind in $kinds; do
+        out=$(bench_run 2 sync host -c -m 4096:1048576 -i 1000 -x 100 $([ ${kind#*.} = loaded ] && echo --cuda-loaded) \
+            $([ ${kind%.*} = mapped ] && echo --host-mapped))
         rc=$?
-        if [ $rc -ne 0 ] || grep -q Fail <<<"$out"; then fail "host buffers, CUDA ${kind/plain/not loaded}: exit $rc or a result not valid"; fi
+        if [ $rc -ne 0 ] || grep -q Fail <<<"$out"; then fail "host buffers ($kind): exit $rc or a result not valid"; fi
         for size in 4096 1048576; do
-            v=$(awk -v s=$size '$1 == s {print $2}' <<<"$out")
-            [ $kind = plain ] && plain[$size]="${plain[$size]} $v" || loaded[$size]="${loaded[$size]} $v"
+            lat_host[$kind.$size]="${lat_host[$kind.$size]} $(awk -v s=$size '$1 == s {print $2}' <<<"$out")"
         done
     done
 done
 median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{v[NR] = $1} END {print NR ? v[int((NR + 1) / 2)] : ""}'; }
 echo "host buffers under starcoll, CUDA loaded over not loaded (sync, 2 ranks, medians of 3):"
-for size in 4096 1048576; do
-    awk -v s=$size -v p="$(median "${plain[$size]}")" -v l="$(median "${loaded[$size]}")" \
-        'BEGIN { printf "    %9d B: not loaded %s us, loaded %s us, ratio %s\n", s, p, l, (p > 0 && l > 0) ? sprintf("%.2f", l / p) : "?" }'
+for mem in heap mapped; do
+    for size in 4096 1048576; do
+        awk -v m="$([ $mem = heap ] && echo "heap, not asked" || echo "mmap'ed, asked")" -v s=$size \
+            -v p="$(median "${lat_host[$mem.plain.$size]}")" -v l="$(median "${lat_host[$mem.loaded.$size]}")" \
+            'BEGIN { printf "    %-15s %9d B: not loaded %s us, loaded %s us, ratio %s\n", m, s, p, l, (p > 0 && l > 0) ? sprintf("%.2f", l / p) : "?" }'
+    done
 done
 
 # One rank persistently 2x slow, 4 ranks, starcoll_loop (20 ms of compute
