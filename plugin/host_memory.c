@@ -71,7 +71,11 @@ static int break_is_the_kernels(uintptr_t heap_start)
     if (!f) return 0;
     char line[512];
     int agree = 0;
+    int line_start = 1;   /* a line longer than the buffer: its rest is not a line */
     while (fgets(line, sizeof line, f)) {
+        int at_start = line_start;
+        line_start = strchr(line, '\n') != NULL;
+        if (!at_start) continue;
         unsigned long long lo, hi;
         char path[32] = "";
         if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %31s", &lo, &hi, path) < 2) continue;
