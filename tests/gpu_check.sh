@@ -33,7 +33,7 @@ export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 . "$here/mpi_env.sh"   # run_sc: mpirun as the suite runs it, starcoll preloaded
 info=$("$top_builddir/plugin/starcoll-info" 2>&1)
-"$top_builddir/plugin/starcoll-info" 2>&1 | grep -E 'CUDA|NCCL' | sed 's/^ */starcoll-info: /'
+grep -E 'CUDA|NCCL' <<<"$info" | sed 's/^ */starcoll-info: /'
 case $(sed -n 's/^ *CUDA driver: //p' <<<"$info") in
     *"device(s) usable"*) ;;
     *) echo "skip - no usable CUDA device here"; echo "0 passed, 0 failed, 1 skipped"; exit 0 ;;

@@ -183,12 +183,16 @@ nccl_job() {   # nccl_job NAME MODE WANT(nccl|staged) WHY-PATTERN [mpi_tolerant 
         ok "$name: staged through host memory, and the report says why: $(sed -n 's/^@ Device    : NCCL not used: //p' "$rep")"
     else fail "$name: want NCCL not used ($why); the report says: $(grep '^@ Device    : NCCL' "$rep")"; sc_show "$name"; fi
 }
-if "$top_builddir/plugin/starcoll-info" 2>/dev/null | grep -q -- '--without-nccl'; then
+# What starcoll-info finds: NCCL built out, or a libnccl.so.2 it can load.
+info=$("$top_builddir/plugin/starcoll-info" 2>/dev/null)
+real_nccl=0
+grep -q 'NCCL: libnccl.so.2 version' <<<"$info" && real_nccl=1
+if grep -q -- '--without-nccl' <<<"$info"; then
     skip "NCCL: this build was configured --without-nccl, so it never loads NCCL"
 elif [ "${SC_DEVICE_REAL:-0}" = 1 ]; then
     # Every rank on the one GPU: NCCL refuses that, so sync stages, and
     # the report says why.
-    if "$top_builddir/plugin/starcoll-info" 2>/dev/null | grep -q 'NCCL: libnccl.so.2 version'; then
+    if [ $real_nccl = 1 ]; then
         DEVICE_LIBS=$libpath nccl_job device-real-nccl-shared-gpu sync staged "share one GPU" --pattern none
     else
         skip "NCCL: no libnccl.so.2 on LD_LIBRARY_PATH here"
@@ -209,7 +213,7 @@ else
         # The real NCCL, without a GPU: it cannot start.  Where starcoll
         # can load it, not where the linker's cache lists it (a stale cache
         # names files that are gone).
-        if "$top_builddir/plugin/starcoll-info" 2>/dev/null | grep -q 'NCCL: libnccl.so.2 version'; then
+        if [ $real_nccl = 1 ]; then
             DEVICE_LIBS=$libpath nccl_job device-real-nccl-no-gpu sync staged "ncclCommInitRank failed|ncclGetUniqueId failed" --pattern none
         else
             skip "the real NCCL without a GPU: starcoll cannot load libnccl.so.2 here"

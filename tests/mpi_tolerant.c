@@ -278,6 +278,8 @@ static void one_step_nonblocking(stream *st, int step, int zero)
  * queries it is asked, and with one thread calling MPI none may come from
  * these calls.  Under AddressSanitizer malloc maps its memory: the heap's
  * queries are not counted then. */
+static unsigned long long queries_now(void) { return driver_queries ? driver_queries() : 0; }
+
 static void host_counts(stream *st, int step)
 {
     int n = st->csize, me = st->crank;
@@ -285,15 +287,14 @@ static void host_counts(stream *st, int step)
     int *hist = malloc(16 * sizeof *hist), *hist_sum = malloc(16 * sizeof *hist_sum);
     if (!hist || !hist_sum) MPI_Abort(MPI_COMM_WORLD, 2);
     for (int i = 0; i < 16; i++) hist[i] = (me + i + step) % 3, hist_sum[i] = -1;
-    unsigned long long q0 = driver_queries ? driver_queries() : 0;
+    unsigned long long q = queries_now();
     MPI_CHECK(MPI_Allreduce(mine, sums, 2, MPI_DOUBLE, MPI_SUM, st->comm));
-    unsigned long long q1 = driver_queries ? driver_queries() : 0;
+    host_call_queries += queries_now() - q;   /* the stack pair */
+    q = queries_now();
     MPI_CHECK(MPI_Allreduce(hist, hist_sum, 16, MPI_INT, MPI_SUM, st->comm));
-    unsigned long long q2 = driver_queries ? driver_queries() : 0;
-#ifdef __SANITIZE_ADDRESS__
-    q2 = q1;
+#ifndef __SANITIZE_ADDRESS__
+    host_call_queries += queries_now() - q;   /* the heap pair */
 #endif
-    host_call_queries += (q1 - q0) + (q2 - q1);
     int bad = sums[0] != n * (n + 1) / 2.0 || sums[1] != n * (10.0 + step);
     for (int i = 0; i < 16; i++) {
         int want = 0;
