@@ -54,6 +54,7 @@ typedef struct sc_policy {
     char schedule[4096];          /* STARCOLL_SCHEDULE (auto: decisions at fixed steps), "" = none */
     double stall_s;               /* STARCOLL_STALL: seconds a call waits before the watchdog speaks; 0 off */
     int verbose;                  /* STARCOLL_VERBOSE */
+    int cuda_off;                 /* STARCOLL_CUDA=off: device buffers are not looked for (device.h) */
 } sc_policy;
 
 typedef const char *(*sc_getenv_fn)(const char *name);

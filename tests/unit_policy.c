@@ -52,6 +52,7 @@ static void test_defaults(void)
     CU_ASSERT_EQUAL(p.report, SC_REPORT_STDERR);
     CU_ASSERT_FALSE(p.inject.enabled);
     CU_ASSERT_EQUAL(p.verbose, 0);
+    CU_ASSERT_EQUAL(p.cuda_off, 0);   /* device buffers looked for where CUDA is loaded */
     CU_ASSERT_STRING_EQUAL(msgs, "");
 }
 
@@ -120,6 +121,15 @@ static void test_good_values(void)
     CU_ASSERT_STRING_EQUAL(p.report_path, "/tmp/r.txt");
     CU_ASSERT_EQUAL(parse1("STARCOLL_VERBOSE=3", &p, m, sizeof m), 0);
     CU_ASSERT_EQUAL(p.verbose, 3);
+    CU_ASSERT_EQUAL(parse1("STARCOLL_CUDA=off", &p, m, sizeof m), 0);
+    CU_ASSERT_EQUAL(p.cuda_off, 1);
+    char d[512];
+    sc_policy_describe(&p, d, sizeof d);
+    CU_ASSERT_PTR_NOT_NULL(strstr(d, " cuda=off"));
+    CU_ASSERT_EQUAL(parse1("STARCOLL_CUDA=auto", &p, m, sizeof m), 0);
+    CU_ASSERT_EQUAL(p.cuda_off, 0);
+    sc_policy_describe(&p, d, sizeof d);
+    CU_ASSERT_PTR_NULL(strstr(d, "cuda="));
     CU_ASSERT_EQUAL(parse1("STARCOLL_INJECT=rank=3,delay=40ms,prob=1", &p, m, sizeof m), 0);
     CU_ASSERT_TRUE(p.inject.enabled);
     CU_ASSERT_DOUBLE_EQUAL(p.inject.delay_s, 0.040, 1e-12);
@@ -176,6 +186,9 @@ static void test_bad_values(void)
     check_bad("STARCOLL_NIC=", "STARCOLL_NIC");
     check_bad("STARCOLL_REPORT=", "STARCOLL_REPORT");
     check_bad("STARCOLL_VERBOSE=9", "STARCOLL_VERBOSE");
+    check_bad("STARCOLL_CUDA=0", "STARCOLL_CUDA");
+    parse1("STARCOLL_CUDA=no", &p, m, sizeof m);
+    CU_ASSERT_EQUAL(p.cuda_off, 0);   /* unknown intent: device buffers are still looked for, never missed */
     check_bad("STARCOLL_MODEL=/nonexistent/model.txt", "STARCOLL_MODEL");
     check_bad("STARCOLL_TRACE=/nonexistent-dir/trace", "STARCOLL_TRACE");
     check_bad("STARCOLL_REPORT=/nonexistent-dir/report.txt", "STARCOLL_REPORT");
@@ -268,6 +281,10 @@ static void test_hash(void)
     /* ranks fusing differently would deposit on slots the others lack */
     parse1("STARCOLL_FUSE_BYTES=0", &a, m, sizeof m);
     parse1("STARCOLL_FUSE_BYTES=64K", &b, m, sizeof m);
+    CU_ASSERT_NOT_EQUAL(sc_policy_hash(&a), sc_policy_hash(&b));
+    /* a rank not looking for device buffers would hand MPI device pointers */
+    parse1("STARCOLL_CUDA=off", &a, m, sizeof m);
+    parse1("STARCOLL_CUDA=auto", &b, m, sizeof m);
     CU_ASSERT_NOT_EQUAL(sc_policy_hash(&a), sc_policy_hash(&b));
 }
 
