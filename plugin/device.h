@@ -40,9 +40,17 @@ typedef struct sc_staged {
 
 /* Which of a call's buffers are CUDA device memory: SC_DEVICE_SEND
  * (sendbuf, never MPI_IN_PLACE) and SC_DEVICE_RECV bits; 0 when neither
- * is, or CUDA is not loaded.  in_place: sendbuf is MPI_IN_PLACE. */
+ * is, CUDA is not loaded, or the policy says STARCOLL_CUDA=off.  in_place:
+ * sendbuf is MPI_IN_PLACE.  Host pointers the driver had to be asked about
+ * (not known for host memory without asking) are added to *asked, with
+ * what asking cost, sampled: the price host buffers pay for device buffers
+ * being recognised, which the report shows. */
 enum { SC_DEVICE_SEND = 1, SC_DEVICE_RECV = 2 };
-int sc_device_buffers(const void *sendbuf, void *recvbuf, int in_place);
+typedef struct sc_driver_asked {
+    double host_pointers;   /* pointers asked about that were not device memory */
+    double timed, seconds;  /* ... of them timed (one in 16), and the time asking about those took */
+} sc_driver_asked;
+int sc_device_buffers(const void *sendbuf, void *recvbuf, int in_place, sc_driver_asked *asked);
 
 /* Copies the device buffers of a call, those `which` (sc_device_buffers)
  * names, to host memory: `bytes` bytes from `lb` past each buffer (its

@@ -13,7 +13,8 @@
 enum { F_ELIG, F_PASS, F_BYTES, F_TIME, F_MODE0, F_SIZE = F_MODE0 + SC_NMODES, F_INST, F_RANKS,
        F_STEPS, F_ROUNDS, F_FRESH, F_LATE, F_STALE, F_WAIT, F_CHILD, F_XCALLS, F_XTIME, F_COMPUTE, F_RELAXED,
        F_NEGMINFRESH, F_LEARN, F_AMBIG, F_STRAY, F_RELEARN, F_FAILED, F_CARRY, F_NB, F_OVERLAP, F_FUSED, F_COPIED, F_DEV_CALLS, F_DEV_BYTES, F_DEV_S,
-       F_DEV_MODE0, F_DEV_EXACT = F_DEV_MODE0 + SC_NMODES, F_DEV_PINNED, F_DEV_NCCL, F_WHY0,
+       F_DEV_MODE0, F_DEV_EXACT = F_DEV_MODE0 + SC_NMODES, F_DEV_PINNED, F_DEV_NCCL, F_HOST_ASKED,
+       F_HOST_TIMED, F_HOST_TIMED_S, F_WHY0,
        F_N = F_WHY0 + SC_ELIG_NREASONS_MAX };
 
 /* What happened to calls on CUDA device buffers (device.h): by the mode
@@ -37,6 +38,21 @@ static void write_device(FILE *f, const double *tot)
                 tot[F_DEV_NCCL], sc_rt.nccl_comms);
     else
         fprintf(f, "@ Device    : NCCL not used: %s\n", sc_rt.nccl_why[0] ? sc_rt.nccl_why : "no communicator tried it");
+}
+
+/* What recognising device buffers cost host buffers: pointers outside the
+ * heap, the caller's stack and the program's data are asked of the driver
+ * (device.h).  Said wherever it happened, so a job with CUDA loaded and
+ * host buffers sees its price and how to drop it. */
+static void write_host_asked(FILE *f, const double *tot)
+{
+    double each = tot[F_HOST_TIMED] > 0 ? tot[F_HOST_TIMED_S] / tot[F_HOST_TIMED] : 0;
+    fprintf(f, "@ Device    : the CUDA driver was asked about %.0f host pointers (summed over ranks), %.2f us each "
+               "on average (one in 16 timed), about %.3f s per rank in all%s\n",
+            tot[F_HOST_ASKED], 1e6 * each, each * tot[F_HOST_ASKED] / (sc_rt.world_size > 0 ? sc_rt.world_size : 1),
+            tot[F_DEV_CALLS] > 0 || tot[F_DEV_NCCL] > 0
+                ? ""
+                : "; no call was on device buffers: STARCOLL_CUDA=off would not ask");
 }
 
 static void pack(double *sum, double *max)
@@ -81,6 +97,9 @@ static void pack(double *sum, double *max)
         o[F_DEV_EXACT] = s->device_exact;
         o[F_DEV_PINNED] = s->device_pinned;
         o[F_DEV_NCCL] = s->device_nccl;
+        o[F_HOST_ASKED] = s->host_asked;
+        o[F_HOST_TIMED] = s->host_timed;
+        o[F_HOST_TIMED_S] = s->host_timed_s;
         for (int k = 0; k < SC_ELIG_NREASONS_MAX; k++) o[F_WHY0 + k] = s->why_not[k];
         memcpy(m, o, sizeof(double) * F_N);
     }
@@ -316,6 +335,7 @@ static void write_report(FILE *f, const double *sum, const double *max, const ga
     write_all_passed(f, tot);
     if (sc_rt.policy.inject.enabled) fprintf(f, "@ Injection : ON, %s\n", inj);
     if (tot[F_DEV_CALLS] > 0 || tot[F_DEV_NCCL] > 0) write_device(f, tot);
+    if (tot[F_HOST_ASKED] > 0) write_host_asked(f, tot);
     if (sc_rt.monitor) {   /* which signal sources ran (rank 0's view) */
         char d[1024];
         sc_monitor_describe(sc_rt.monitor, d, sizeof d);

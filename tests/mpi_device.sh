@@ -158,6 +158,40 @@ if sc_need_program "$trainer"; then
         train_device_job "$np" auto
     done
 fi
+# What recognising device buffers costs host buffers, and STARCOLL_CUDA=off.
+# Host buffers in pages of their own (starcoll_allreduce --host-mapped), in
+# processes that loaded CUDA and made a context (--cuda-loaded), with each
+# of the stand-in's answers made to cost 20 us (FAKE_CUDA_QUERY_NS): the
+# report must count the pointers asked (both of every call's: 5 sizes, 22
+# calls each, 2 ranks) and time them at no less than that.  With
+# STARCOLL_CUDA=off none is asked, the report says neither, its policy line
+# says cuda=off, and every result is still valid.
+bench="$top_builddir/benchmarks/starcoll_allreduce"
+host_asked_job() {   # host_asked_job NAME [mpirun options]
+    local name=$1
+    shift
+    sc_job "$name" 2 -x STARCOLL_MODE=sync -x "LD_LIBRARY_PATH=$libpath" -x FAKE_CUDA_QUERY_NS=20000 "$@" \
+        "$bench" -c -m 4096:65536 -i 20 -x 2 --cuda-loaded --host-mapped
+    local rc=$?
+    if [ $rc -eq 0 ] && grep -q Pass "$SC_WORK/$name.out" && ! grep -q Fail "$SC_WORK/$name.out"; then
+        ok "$name: every result valid on mmap'ed host buffers beside a CUDA context"
+    else fail "$name: exit $rc, or a result not valid"; sc_show "$name"; fi
+}
+if [ "${SC_DEVICE_REAL:-0}" != 1 ] && sc_need_program "$bench"; then
+    host_asked_job device-host-asked
+    rep="$SC_WORK/device-host-asked.report"
+    asked=$(sed -nE 's/^@ Device    : the CUDA driver was asked about ([0-9]+) host pointers.*/\1/p' "$rep")
+    each=$(sed -nE 's/^@ Device    : the CUDA driver was asked about .*, ([0-9.]+) us each.*/\1/p' "$rep")
+    if [ "${asked:-0}" -ge 440 ] && awk -v e="${each:-0}" 'BEGIN { exit !(e >= 20) }' &&
+        grep -q 'STARCOLL_CUDA=off would not ask' "$rep"; then
+        ok "device-host-asked: the report counts $asked host pointers asked of the driver, $each us each"
+    else fail "device-host-asked: the report says: $(grep 'asked about' "$rep" || echo nothing of host pointers asked)"; fi
+    host_asked_job device-host-cuda-off -x STARCOLL_CUDA=off
+    rep="$SC_WORK/device-host-cuda-off.report"
+    if grep -q '^@ Policy    : .* cuda=off' "$rep" && ! grep -q '^@ Device' "$rep"; then
+        ok "device-host-cuda-off: with STARCOLL_CUDA=off no pointer was asked of the driver, and the policy line says so"
+    else fail "device-host-cuda-off: the report says: $(grep -E '^@ (Policy|Device)' "$rep")"; sc_show device-host-cuda-off; fi
+fi
 # NCCL (plugin/nccl.h) for sync and hier: tests/fakenccl/libnccl.so.2
 # stands in, reducing through shared memory from the driver stand-in's
 # pages.  Every eligible call goes through it, counted by the report and by
