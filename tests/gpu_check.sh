@@ -14,7 +14,9 @@
 #  - starcoll_allreduce --device against host buffers, validated: the
 #    latency ratios at 4 KiB, 1 MiB and 64 MiB (sync, 2 ranks); host
 #    buffers in a process that loaded CUDA over one that did not, heap
-#    buffers (known without asking the driver) and mmap'ed ones (asked);
+#    buffers (known without asking the driver) and mmap'ed ones (asked,
+#    or not under STARCOLL_CUDA=off), and the report's figure for the
+#    driver's answers;
 #  - one rank persistently 2x slow: the fast ranks' step in each mode over
 #    sync's without a straggler (starcoll_loop, as benchmarks/tolerance),
 #    device buffers beside host buffers, and the training loop's time to
@@ -54,11 +56,13 @@ ok()   { passed=$((passed + 1)); echo "ok   - $*"; }
 fail() { failed=$((failed + 1)); echo "FAIL - $*"; }
 
 # sc_run NP MODE WHERE(host|device) PROGRAM [options]: one benchmark job,
-# its output on stdout; device buffers with PROGRAM's --device.
+# its output on stdout; device buffers with PROGRAM's --device.  RUN_REPORT:
+# where the report goes (default none); RUN_CUDA: STARCOLL_CUDA's value.
 sc_run() {
     local np=$1 mode=$2 where=$3
     shift 3
-    run_sc "$np" -x LD_LIBRARY_PATH -x STARCOLL_MODE="$mode" -x STARCOLL_REPORT=none "$@" \
+    run_sc "$np" -x LD_LIBRARY_PATH -x STARCOLL_MODE="$mode" -x STARCOLL_REPORT="${RUN_REPORT:-none}" \
+        ${RUN_CUDA:+-x STARCOLL_CUDA="$RUN_CUDA"} "$@" \
         $([ "$where" = device ] && echo --device) 2>&1
 }
 bench="$top_builddir/benchmarks/starcoll_allreduce"
@@ -88,13 +92,13 @@ done
 # medians; 4 KiB and 1 MiB.  Heap buffers (malloc's) are known for host
 # memory without asking the driver; buffers in pages of their own
 # (--host-mapped, as large arrays are) are asked about, so their ratio is
-# what the driver's answers cost.
+# what the driver's answers cost, unless STARCOLL_CUDA=off (mapped.off).
 declare -A lat_host
-kinds="heap.plain heap.loaded mapped.plain mapped.loaded"
+kinds="heap.plain heap.loaded mapped.plain mapped.loaded mapped.off"
 for round in 1 2 3; do
     for kind in $kinds; do
-        out=$(bench_run 2 sync host -c -m 4096:1048576 -i 1000 -x 100 $([ ${kind#*.} = loaded ] && echo --cuda-loaded) \
-            $([ ${kind%.*} = mapped ] && echo --host-mapped))
+        out=$(RUN_CUDA=$([ ${kind#*.} = off ] && echo off) bench_run 2 sync host -c -m 4096:1048576 -i 1000 -x 100 \
+            $([ ${kind#*.} != plain ] && echo --cuda-loaded) $([ ${kind%.*} = mapped ] && echo --host-mapped))
         rc=$?
         if [ $rc -ne 0 ] || grep -q Fail <<<"$out"; then fail "host buffers ($kind): exit $rc or a result not valid"; fi
         for size in 4096 1048576; do
@@ -104,13 +108,21 @@ for round in 1 2 3; do
 done
 median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{v[NR] = $1} END {print NR ? v[int((NR + 1) / 2)] : ""}'; }
 echo "host buffers under starcoll, CUDA loaded over not loaded (sync, 2 ranks, medians of 3):"
-for mem in heap mapped; do
+for mem in heap mapped mapped.off; do
     for size in 4096 1048576; do
-        awk -v m="$([ $mem = heap ] && echo "heap, not asked" || echo "mmap'ed, asked")" -v s=$size \
-            -v p="$(median "${lat_host[$mem.plain.$size]}")" -v l="$(median "${lat_host[$mem.loaded.$size]}")" \
+        case $mem in heap) m="heap, not asked" ;; mapped) m="mmap'ed, asked" ;; *) m="mmap'ed, off" ;; esac
+        awk -v m="$m" -v s=$size -v p="$(median "${lat_host[${mem%.*}.plain.$size]}")" \
+            -v l="$(median "${lat_host[$([ $mem = mapped.off ] && echo mapped.off || echo $mem.loaded).$size]}")" \
             'BEGIN { printf "    %-15s %9d B: not loaded %s us, loaded %s us, ratio %s\n", m, s, p, l, (p > 0 && l > 0) ? sprintf("%.2f", l / p) : "?" }'
     done
 done
+# What the report says the driver's answers cost, one such job's worth.
+rm -f "$out_dir/gpu_check.asked.report"
+out=$(RUN_REPORT=$out_dir/gpu_check.asked.report bench_run 2 sync host -c -m 4096:4096 -i 1000 -x 100 --cuda-loaded \
+    --host-mapped)
+asked=$(grep '^@ Device    : the CUDA driver was asked about' "$out_dir/gpu_check.asked.report" 2>/dev/null)
+if [ -n "$asked" ] && ! grep -q Fail <<<"$out"; then ok "mmap'ed host buffers, CUDA loaded: report: ${asked#@ Device    : }"
+else fail "mmap'ed host buffers, CUDA loaded: the report has no line on host pointers asked of the driver"; fi
 
 # One rank persistently 2x slow, 4 ranks, starcoll_loop (20 ms of compute
 # a step, then 256K, 128K and 256K gradients, 100 steps), as
