@@ -98,6 +98,7 @@ bad STARCOLL_INJECT colour=red
 bad STARCOLL_VERBOSE 9
 bad STARCOLL_VERBOSE -1
 bad STARCOLL_VERBOSE loud
+bad STARCOLL_CUDA 0
 
 # disagree SETTING_FOR_RANK_1 [VAR=VALUE...]: rank 1 gets one more setting
 # than the others (a wrapper exports it, then execs the program with the

@@ -192,6 +192,20 @@ if [ "${SC_DEVICE_REAL:-0}" != 1 ] && sc_need_program "$bench"; then
         ok "device-host-cuda-off: with STARCOLL_CUDA=off no pointer was asked of the driver, and the policy line says so"
     else fail "device-host-cuda-off: the report says: $(grep -E '^@ (Policy|Device)' "$rep")"; sc_show device-host-cuda-off; fi
 fi
+# Ranks that disagree on STARCOLL_CUDA: rank 1 says off.  Every rank must
+# look for device buffers (and run sync, as for any disagreement): a rank
+# not looking would hand MPI its device gradients, and fault.
+cuda_wrapper='[ "${OMPI_COMM_WORLD_RANK:-0}" = 1 ] && export STARCOLL_CUDA=off
+export LD_PRELOAD="$SC_PRELOAD_LIB"; exec "$@"'
+sc_job_plain device-cuda-off-rank1 4 -x STARCOLL_MODE=quorum -x "LD_LIBRARY_PATH=$libpath" -x "SC_PRELOAD_LIB=$SC_LIB" \
+    -x "STARCOLL_REPORT=$SC_WORK/device-cuda-off-rank1.report" sh -c "$cuda_wrapper" sh "$prog" --device --steps 10 \
+    --pattern none
+sc_adopt device-cuda-off-rank1 $? "device-cuda-off-rank1"
+if grep -q '^starcoll: ranks disagree on the policy' "$SC_WORK/device-cuda-off-rank1.err" &&
+    grep -q '^@ Device    : [0-9]* calls on CUDA device buffers' "$SC_WORK/device-cuda-off-rank1.report"; then
+    ok "device-cuda-off-rank1: one rank with STARCOLL_CUDA=off: the ranks disagree, and every rank still stages device buffers"
+else fail "device-cuda-off-rank1: stderr: $(grep '^starcoll:' "$SC_WORK/device-cuda-off-rank1.err" | head -3)"; sc_show device-cuda-off-rank1; fi
+
 # NCCL (plugin/nccl.h) for sync and hier: tests/fakenccl/libnccl.so.2
 # stands in, reducing through shared memory from the driver stand-in's
 # pages.  Every eligible call goes through it, counted by the report and by
