@@ -48,7 +48,7 @@ static void write_host_asked(FILE *f, const double *tot)
 {
     double each = tot[F_HOST_TIMED] > 0 ? tot[F_HOST_TIMED_S] / tot[F_HOST_TIMED] : 0;
     fprintf(f, "@ Device    : the CUDA driver was asked about %.0f host pointers (summed over ranks), %.2f us each "
-               "on average (one in 16 timed), about %.3f s per rank in all%s\n",
+               "on average (one in 16 timed), about %.3g s per rank in all%s\n",
             tot[F_HOST_ASKED], 1e6 * each, each * tot[F_HOST_ASKED] / (sc_rt.world_size > 0 ? sc_rt.world_size : 1),
             tot[F_DEV_CALLS] > 0 || tot[F_DEV_NCCL] > 0
                 ? ""
