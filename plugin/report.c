@@ -296,7 +296,7 @@ static char *gather_hosts(void)
 {
     char mine[HOST_LEN] = "", name[MPI_MAX_PROCESSOR_NAME] = "";
     int len = 0;
-    if (PMPI_Get_processor_name(name, &len) == MPI_SUCCESS) snprintf(mine, sizeof mine, "%s", name);
+    if (PMPI_Get_processor_name(name, &len) == MPI_SUCCESS) snprintf(mine, sizeof mine, "%.*s", (int)sizeof mine - 1, name);   /* cut to HOST_LEN */
     int me = sc_rt.world_rank, ok, all = 0;
     char *hosts = me == 0 ? calloc((size_t)sc_rt.world_size, HOST_LEN) : NULL;
     ok = me != 0 || hosts;
