@@ -655,6 +655,8 @@ static void nccl_setup(sc_comm *cs, MPI_Comm comm, const void *sendbuf, void *re
     const char *why = NULL;
     if (sc_rt.policy_disagreed)   /* eligibility may differ by rank: deciding together could hang */
         why = "the ranks' policies disagree: device buffers stage through host memory";
+    else if (sc_rt.policy.cuda_off)   /* the same on every rank: a disagreement is the case above */
+        why = "STARCOLL_CUDA=off";
     else if (sc_rt.policy.mode != SC_MODE_SYNC && sc_rt.policy.mode != SC_MODE_HIER)
         why = "the policy is tolerant: device buffers stage through host memory";
     else if (cs->is_inter || cs->size < 2) why = "";

@@ -164,13 +164,15 @@ fi
 # of the stand-in's answers made to cost 20 us (FAKE_CUDA_QUERY_NS): the
 # report must count the pointers asked (both of every call's: 5 sizes, 22
 # calls each, 2 ranks) and time them at no less than that.  With
-# STARCOLL_CUDA=off none is asked, the report says neither, its policy line
-# says cuda=off, and every result is still valid.
+# STARCOLL_CUDA=off none is asked, and NCCL is not used either (its
+# stand-in is on the path: under sync a rank's host buffers would ride
+# through it), so the report has no @ Device line; its policy line says
+# cuda=off, and every result is still valid.
 bench="$top_builddir/benchmarks/starcoll_allreduce"
 host_asked_job() {   # host_asked_job NAME [mpirun options]
     local name=$1
     shift
-    sc_job "$name" 2 -x STARCOLL_MODE=sync -x "LD_LIBRARY_PATH=$libpath" -x FAKE_CUDA_QUERY_NS=20000 "$@" \
+    sc_job "$name" 2 -x STARCOLL_MODE=sync -x "LD_LIBRARY_PATH=${HOST_ASKED_LIBS:-$libpath}" -x FAKE_CUDA_QUERY_NS=20000 "$@" \
         "$bench" -c -m 4096:65536 -i 20 -x 2 --cuda-loaded --host-mapped
     local rc=$?
     if [ $rc -eq 0 ] && grep -q Pass "$SC_WORK/$name.out" && ! grep -q Fail "$SC_WORK/$name.out"; then
@@ -186,10 +188,11 @@ if [ "${SC_DEVICE_REAL:-0}" != 1 ] && sc_need_program "$bench"; then
         grep -q 'STARCOLL_CUDA=off would not ask' "$rep"; then
         ok "device-host-asked: the report counts $asked host pointers asked of the driver, $each us each"
     else fail "device-host-asked: the report says: $(grep 'asked about' "$rep" || echo nothing of host pointers asked)"; fi
-    host_asked_job device-host-cuda-off -x STARCOLL_CUDA=off
+    HOST_ASKED_LIBS=$libpath:$(cd "$top_builddir/tests" && pwd)/fakenccl host_asked_job device-host-cuda-off \
+        -x STARCOLL_CUDA=off
     rep="$SC_WORK/device-host-cuda-off.report"
     if grep -q '^@ Policy    : .* cuda=off' "$rep" && ! grep -q '^@ Device' "$rep"; then
-        ok "device-host-cuda-off: with STARCOLL_CUDA=off no pointer was asked of the driver, and the policy line says so"
+        ok "device-host-cuda-off: with STARCOLL_CUDA=off no pointer was asked of the driver, NCCL was not used, and the policy line says so"
     else fail "device-host-cuda-off: the report says: $(grep -E '^@ (Policy|Device)' "$rep")"; sc_show device-host-cuda-off; fi
 fi
 # Ranks that disagree on STARCOLL_CUDA: rank 1 says off.  Every rank must
