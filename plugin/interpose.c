@@ -720,12 +720,9 @@ static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count,
         .aliased = sendbuf == recvbuf && sendbuf != MPI_IN_PLACE,
     };
     sc_elig e = sc_eligibility(&shape, sc_rt.policy.min_bytes);
-    sc_driver_asked asked = {0, 0, 0};
-    int on_device =
-        cs->staged_where || count <= 0 ? 0 : sc_device_buffers(sendbuf, recvbuf, sendbuf == MPI_IN_PLACE, &asked);
-    cs->row->host_asked += asked.host_pointers;
-    cs->row->host_timed += asked.timed;
-    cs->row->host_timed_s += asked.seconds;
+    int on_device = cs->staged_where || count <= 0
+                        ? 0
+                        : sc_device_buffers(sendbuf, recvbuf, sendbuf == MPI_IN_PLACE, &cs->row->host_asked);
     if (e == SC_ELIG_OK && cs->nccl.state == SC_NCCL_UNTRIED && !cs->staged_where)
         nccl_setup(cs, comm, sendbuf, recvbuf, on_device);
     if (on_device && !(e == SC_ELIG_OK && cs->nccl.state == SC_NCCL_READY))

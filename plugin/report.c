@@ -97,9 +97,9 @@ static void pack(double *sum, double *max)
         o[F_DEV_EXACT] = s->device_exact;
         o[F_DEV_PINNED] = s->device_pinned;
         o[F_DEV_NCCL] = s->device_nccl;
-        o[F_HOST_ASKED] = s->host_asked;
-        o[F_HOST_TIMED] = s->host_timed;
-        o[F_HOST_TIMED_S] = s->host_timed_s;
+        o[F_HOST_ASKED] = s->host_asked.host_pointers;
+        o[F_HOST_TIMED] = s->host_asked.timed;
+        o[F_HOST_TIMED_S] = s->host_asked.seconds;
         for (int k = 0; k < SC_ELIG_NREASONS_MAX; k++) o[F_WHY0 + k] = s->why_not[k];
         memcpy(m, o, sizeof(double) * F_N);
     }

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include "policy.h"
 #include "eligibility.h"
+#include "device.h"
 
 #define SC_REPORT_ROWS 16
 #define SC_WHY_NO_ENGINE SC_ELIG_NREASONS   /* report rows: communicators by first use; the last row lumps the rest */
@@ -34,8 +35,7 @@ typedef struct sc_stats {
     double device_exact;             /* ... of them not eligible: exact through MPI on host copies */
     double device_pinned;            /* ... of them staged in pinned host memory */
     double device_nccl;              /* eligible calls reduced with NCCL (nccl.h), device buffers or not */
-    double host_asked;               /* host pointers the CUDA driver was asked about (device.h) */
-    double host_timed, host_timed_s; /* ... of them timed, and the time asking about those took */
+    sc_driver_asked host_asked;      /* host pointers the CUDA driver was asked about, and what asking cost */
     double why_not[SC_ELIG_NREASONS_MAX];   /* calls kept exact, by sc_elig reason (0: the policy is sync;
                                                SC_WHY_NO_ENGINE: no rounds on this communicator, row_why says why) */
 } sc_stats;

@@ -108,11 +108,11 @@ for round in 1 2 3; do
 done
 median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{v[NR] = $1} END {print NR ? v[int((NR + 1) / 2)] : ""}'; }
 echo "host buffers under starcoll, CUDA loaded over not loaded (sync, 2 ranks, medians of 3):"
-for mem in heap mapped mapped.off; do
+for kind in heap.loaded mapped.loaded mapped.off; do   # each over its buffers' plain kind
+    case $kind in heap.*) m="heap, not asked" ;; *.loaded) m="mmap'ed, asked" ;; *) m="mmap'ed, off" ;; esac
     for size in 4096 1048576; do
-        case $mem in heap) m="heap, not asked" ;; mapped) m="mmap'ed, asked" ;; *) m="mmap'ed, off" ;; esac
-        awk -v m="$m" -v s=$size -v p="$(median "${lat_host[${mem%.*}.plain.$size]}")" \
-            -v l="$(median "${lat_host[$([ $mem = mapped.off ] && echo mapped.off || echo $mem.loaded).$size]}")" \
+        awk -v m="$m" -v s=$size -v p="$(median "${lat_host[${kind%.*}.plain.$size]}")" \
+            -v l="$(median "${lat_host[$kind.$size]}")" \
             'BEGIN { printf "    %-15s %9d B: not loaded %s us, loaded %s us, ratio %s\n", m, s, p, l, (p > 0 && l > 0) ? sprintf("%.2f", l / p) : "?" }'
     done
 done
