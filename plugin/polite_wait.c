@@ -2,7 +2,7 @@
 #include <time.h>
 
 /* Between tests: 20 us, doubling to 1 ms. */
-static void nap(long *ns)
+void sc_polite_nap(long *ns)
 {
     struct timespec ts = {0, *ns};
     nanosleep(&ts, NULL);
@@ -11,7 +11,7 @@ static void nap(long *ns)
 
 int sc_polite_wait(MPI_Request *req, MPI_Status *status)
 {
-    for (long ns = 20000;; nap(&ns)) {
+    for (long ns = SC_NAP_FIRST_NS;; sc_polite_nap(&ns)) {
         int done = 0;
         int rc = PMPI_Test(req, &done, status);
         if (rc != MPI_SUCCESS || done) return rc;
@@ -20,7 +20,7 @@ int sc_polite_wait(MPI_Request *req, MPI_Status *status)
 
 int sc_polite_waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 {
-    for (long ns = 20000;; nap(&ns)) {
+    for (long ns = SC_NAP_FIRST_NS;; sc_polite_nap(&ns)) {
         int done = 0;
         int rc = PMPI_Testall(count, reqs, &done, statuses);
         if (rc != MPI_SUCCESS || done) return rc;
@@ -29,7 +29,7 @@ int sc_polite_waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 
 int sc_polite_waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 {
-    for (long ns = 20000;; nap(&ns)) {
+    for (long ns = SC_NAP_FIRST_NS;; sc_polite_nap(&ns)) {
         int done = 0;
         int rc = PMPI_Testany(count, reqs, index, &done, status);
         if (rc != MPI_SUCCESS || done) return rc;   /* done with MPI_UNDEFINED: none active */
@@ -38,7 +38,7 @@ int sc_polite_waitany(int count, MPI_Request reqs[], int *index, MPI_Status *sta
 
 int sc_polite_waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
-    for (long ns = 20000;; nap(&ns)) {
+    for (long ns = SC_NAP_FIRST_NS;; sc_polite_nap(&ns)) {
         int rc = PMPI_Testsome(incount, reqs, outcount, indices, statuses);
         if (rc != MPI_SUCCESS || *outcount != 0) return rc;   /* some completed, or MPI_UNDEFINED */
     }

@@ -21,4 +21,9 @@ int sc_polite_wait(MPI_Request *req, MPI_Status *status);
 int sc_polite_waitall(int count, MPI_Request reqs[], MPI_Status statuses[]);
 int sc_polite_waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status);
 int sc_polite_waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]);
+
+/* The sleep between two tests, for waits made of other tests (Fortran's,
+ * fortran_blocking.c): start *ns at SC_NAP_FIRST_NS. */
+#define SC_NAP_FIRST_NS 20000L
+void sc_polite_nap(long *ns);
 #endif

@@ -6,10 +6,22 @@
 # results exact, and the library's totals count the calls (eligible and
 # pass-through), all eligible ones in hier: Open MPI's Fortran bindings
 # bypass the C MPI_Allreduce, so this shows the Fortran entry points work.
+#
+# Then mpi_fortran_loop.f90, a training loop (fresh arrays, MPI_IALLREDUCE
+# per array completed by each of Fortran's waits and tests, a loss, a
+# blocking collective a step), both bindings, 4 ranks in quorum and in
+# groups, rank 1 sleeping twice as long: its own checks (exact loss and
+# collectives, waits' indices, conservation and replicas after a flush),
+# and, in its trace, the fast ranks' compute under 0.75x rank 1's.  The
+# bindings' waits and collectives call PMPI_ directly; without starcoll's
+# Fortran entry points for them, the time a fast rank waited in them
+# counted as compute, and read as long as the straggler's or longer.
 . "$(dirname "$0")/mpi_testlib.sh"
+. "$(dirname "$0")/decisions_lib.sh"
 
 fc=${MPIFORT:-mpifort}
-src="$(cd "$(dirname "$0")" && pwd)/mpi_fortran.f90"
+here="$(cd "$(dirname "$0")" && pwd)"
+src="$here/mpi_fortran.f90"
 if ! command -v "$fc" >/dev/null 2>&1; then
     echo "no Fortran MPI compiler ($fc): skipped"
     echo "0 passed, 0 failed, 1 skipped"
@@ -37,6 +49,51 @@ fortran_job() {
     sc_check_totals "$name" "$label" hier
 }
 
+# median_compute TRACE: the median of a trace's compute_s column.
+median_compute() {
+    res_trace_column "$1" compute_s | awk '{ print $2 }' | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
+}
+
+# loop_job BINDING MODE [mpifort flags]: the training loop, built and run.
+loop_job() {
+    local binding=$1 mode=$2
+    shift 2
+    local exe="$SC_WORK/mpi_fortran_loop-${binding// /_}" label="Fortran loop ($binding) np=4 $mode, rank 1 2x slow"
+    if [ ! -x "$exe" ] && ! "$fc" -cpp "$@" -o "$exe" "$here/mpi_fortran_loop.f90" >"$SC_WORK/build.log" 2>&1; then
+        if [ "$binding" = "use mpi_f08" ]; then
+            skip "$label: $fc cannot build with $binding here"
+        else
+            fail "$label: $fc cannot build mpi_fortran_loop.f90:"
+            sed 's/^/    /' "$SC_WORK/build.log" | head -n 20
+        fi
+        return
+    fi
+    local name="fortran-loop-${binding// /_}-$mode"
+    sc_job "$name" 4 -x STARCOLL_MODE="$mode" -x "STARCOLL_TRACE=$SC_WORK/$name.trace" "$exe" 60
+    sc_adopt "$name" $? "$label"
+    sc_preloading || return 0
+    local slow r c worst=0 all=""
+    slow=$(median_compute "$SC_WORK/$name.trace.1")
+    if [ -z "$slow" ]; then
+        fail "$label: no trace from rank 1 ($SC_WORK/$name.trace.1)"
+        return
+    fi
+    for r in 0 2 3; do
+        c=$(median_compute "$SC_WORK/$name.trace.$r")
+        all="$all rank $r ${c:-none}"
+        awk -v c="${c:-9}" -v s="$slow" 'BEGIN { exit !(c < 0.75 * s) }' || worst=1
+    done
+    if [ "$worst" = 0 ]; then
+        ok "$label: time blocked in Fortran waits and collectives is waiting: median compute per step$all s, rank 1 $slow s"
+    else
+        fail "$label: fast ranks' median compute per step$all s is not under 0.75x rank 1's $slow s: their time blocked in Fortran waits or collectives counted as compute"
+    fi
+}
+
 fortran_job "use mpi"
 fortran_job "use mpi_f08" -DSC_USE_MPI_F08
+for mode in quorum groups; do
+    loop_job "use mpi" "$mode"
+    loop_job "use mpi_f08" "$mode" -DSC_USE_MPI_F08
+done
 finish

@@ -1,0 +1,255 @@
+! mpi_fortran_loop: a Fortran training loop, written as Fortran codes are,
+! run by mpi_fortran.sh under the starcoll preload in tolerant modes.
+! Built twice from this file, as mpi_fortran.f90 (`use mpi`, and with
+! -cpp -DSC_USE_MPI_F08 `use mpi_f08`).
+!
+! Each step: compute (a sleep of 20 ms; rank 1 sleeps 40), fresh arrays,
+! one MPI_IALLREDUCE per gradient array in backward order, completed in
+! turn by MPI_WAITALL, MPI_WAIT, MPI_WAITANY, MPI_WAITSOME or MPI_TESTALL
+! polling; then a loss MPI_ALLREDUCE and, in turn, one of MPI_BARRIER,
+! MPI_BCAST, MPI_REDUCE, MPI_ALLGATHER, MPI_GATHER, MPI_SCATTER,
+! MPI_ALLTOALL.  Open MPI's Fortran bindings call PMPI_ directly, so the
+! waits and collectives reach starcoll only through its Fortran entry
+! points (plugin/fortran_blocking.c); the script checks, in the trace,
+! that time blocked in them counted as waiting, not as compute.
+!
+! Checks (rank 0 prints "ok   - " or "FAIL - " lines, "N passed, N failed"):
+! every MPI call returned MPI_SUCCESS; the loss, every collective's result
+! and every wait's indices are right; and after a flush (MPI_PCONTROL(2)
+! and a step of zeros) each rank's results of each array sum to what all
+! ranks sent (conservation), equal on every rank (replicas).  Inputs are
+! integer valued, so those sums are exact.
+!
+! usage: mpi_fortran_loop [STEPS]
+program mpi_fortran_loop
+#ifdef SC_USE_MPI_F08
+  use mpi_f08
+#define BINDING 'use mpi_f08'
+#else
+  use mpi
+#define BINDING 'use mpi'
+#endif
+  use iso_c_binding, only: c_int
+  implicit none
+  interface
+    function usleep(us) bind(C, name='usleep')
+      import c_int
+      integer(c_int), value :: us
+      integer(c_int) :: usleep
+    end function usleep
+  end interface
+  type grad
+    real, allocatable :: s(:), r(:)
+  end type grad
+  integer, parameter :: nt = 6, compute_us = 20000
+  integer, parameter :: counts(nt) = [1000, 64, 50000, 128, 20000, 256]
+  type(grad) :: g(nt)
+#ifdef SC_USE_MPI_F08
+  type(MPI_Request) :: req(nt)
+#else
+  integer :: req(nt)
+#endif
+  integer :: ierr, rank, nproc, step, steps, passed, failed, mpierrs, badwaits, badcolls, badloss, rc
+  double precision :: sent(nt), got(nt), allsent(nt), gotmax(nt), gotmin(nt), loss, lsum
+  character(len=32) :: arg
+
+  steps = 60
+  if (command_argument_count() >= 1) then
+    call get_command_argument(1, arg)
+    read (arg, *) steps
+  end if
+  mpierrs = 0; badwaits = 0; badcolls = 0; badloss = 0; passed = 0; failed = 0
+  sent = 0; got = 0
+  call MPI_INIT(ierr)
+  if (ierr /= MPI_SUCCESS) stop 1
+  call MPI_COMM_SET_ERRHANDLER(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
+  call mpi_ok(ierr)
+  call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
+  call mpi_ok(ierr)
+  call MPI_COMM_SIZE(MPI_COMM_WORLD, nproc, ierr)
+  call mpi_ok(ierr)
+  if (rank == 0) write (*, '(a,a,a,i0,a,i0,a)') 'mpi_fortran_loop (', BINDING, '): ', nproc, ' ranks, ', steps, ' steps'
+
+  do step = 1, steps
+    rc = usleep(int(merge(2 * compute_us, compute_us, rank == 1), c_int))
+    call start_step(1.0)
+    call complete(mod(step, 5))
+    call end_step()
+    loss = dble(rank + 1)
+    call MPI_ALLREDUCE(loss, lsum, 1, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
+    call mpi_ok(ierr)
+    if (lsum /= dble(nproc * (nproc + 1) / 2)) badloss = badloss + 1
+    call collective(mod(step, 7), step)
+  end do
+  ! The flush: the next call on each array brings every round left.
+  call MPI_PCONTROL(2)
+  call start_step(0.0)
+  call complete(0)
+  call end_step()
+
+  call MPI_ALLREDUCE(sent, allsent, nt, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call mpi_ok(ierr)
+  call MPI_ALLREDUCE(got, gotmax, nt, MPI_DOUBLE_PRECISION, MPI_MAX, MPI_COMM_WORLD, ierr)
+  call mpi_ok(ierr)
+  call MPI_ALLREDUCE(got, gotmin, nt, MPI_DOUBLE_PRECISION, MPI_MIN, MPI_COMM_WORLD, ierr)
+  call mpi_ok(ierr)
+  call verdict('the loss was exact at every step', badloss == 0)
+  call verdict('MPI_WAITANY and MPI_WAITSOME gave each request once, at a valid index', badwaits == 0)
+  call verdict('MPI_BCAST, MPI_REDUCE, MPI_ALLGATHER, MPI_GATHER, MPI_SCATTER, MPI_ALLTOALL results exact', &
+               badcolls == 0)
+  call verdict('conservation: each array''s results summed over the steps equal what every rank sent', &
+               all(got == allsent))
+  call verdict('replicas: those sums are the same on every rank', all(gotmax == gotmin))
+  call verdict('every MPI call returned MPI_SUCCESS', mpierrs == 0)
+  if (rank == 0) write (*, '(i0,a,i0,a)') passed, ' passed, ', failed, ' failed'
+  call MPI_FINALIZE(ierr)
+  if (failed /= 0 .or. ierr /= MPI_SUCCESS) stop 1
+
+contains
+
+  ! Fresh arrays, rank r's array t holding (r + 1) * t * scale, each
+  ! started by an MPI_IALLREDUCE, the last array first (backward order).
+  subroutine start_step(scale)
+    real, intent(in) :: scale
+    integer :: t, e
+    do t = nt, 1, -1
+      allocate (g(t)%s(counts(t)), g(t)%r(counts(t)))
+      g(t)%s = real((rank + 1) * t) * scale
+      g(t)%r = -1.0
+      sent(t) = sent(t) + sum(dble(g(t)%s))
+      call MPI_IALLREDUCE(g(t)%s, g(t)%r, counts(t), MPI_REAL, MPI_SUM, MPI_COMM_WORLD, req(t), e)
+      call mpi_ok(e)
+    end do
+  end subroutine start_step
+
+  subroutine end_step()
+    integer :: t
+    do t = 1, nt
+      got(t) = got(t) + sum(dble(g(t)%r))
+      deallocate (g(t)%s, g(t)%r)
+    end do
+  end subroutine end_step
+
+  ! The step's requests completed one of five ways.
+  subroutine complete(how)
+    integer, intent(in) :: how
+    integer :: e, t, idx, outcount, done, indices(nt), k
+    logical :: seen(nt), flag
+    seen = .false.
+    select case (how)
+    case (0)
+      call MPI_WAITALL(nt, req, MPI_STATUSES_IGNORE, e)
+      call mpi_ok(e)
+    case (1)
+      do t = nt, 1, -1
+        call MPI_WAIT(req(t), MPI_STATUS_IGNORE, e)
+        call mpi_ok(e)
+      end do
+    case (2)
+      do done = 1, nt
+        call MPI_WAITANY(nt, req, idx, MPI_STATUS_IGNORE, e)
+        call mpi_ok(e)
+        if (idx < 1 .or. idx > nt) then
+          badwaits = badwaits + 1
+        else
+          if (seen(idx)) badwaits = badwaits + 1
+          seen(idx) = .true.
+        end if
+      end do
+      call MPI_WAITANY(nt, req, idx, MPI_STATUS_IGNORE, e)   ! none active now
+      call mpi_ok(e)
+      if (idx /= MPI_UNDEFINED) badwaits = badwaits + 1
+    case (3)
+      done = 0
+      do while (done < nt)
+        call MPI_WAITSOME(nt, req, outcount, indices, MPI_STATUSES_IGNORE, e)
+        call mpi_ok(e)
+        if (e /= MPI_SUCCESS .or. outcount < 1 .or. outcount > nt - done) then
+          badwaits = badwaits + 1
+          exit
+        end if
+        do k = 1, outcount
+          idx = indices(k)
+          if (idx < 1 .or. idx > nt) then
+            badwaits = badwaits + 1
+          else
+            if (seen(idx)) badwaits = badwaits + 1
+            seen(idx) = .true.
+          end if
+        end do
+        done = done + outcount
+      end do
+    case default
+      flag = .false.
+      do while (.not. flag)
+        call MPI_TESTALL(nt, req, flag, MPI_STATUSES_IGNORE, e)
+        call mpi_ok(e)
+        if (e /= MPI_SUCCESS) exit
+        if (.not. flag) rc = usleep(200_c_int)
+      end do
+    end select
+  end subroutine complete
+
+  ! One blocking collective, its result checked.
+  subroutine collective(which, step)
+    integer, intent(in) :: which, step
+    integer :: e, v, one(1), vals(nproc), back(nproc), r
+    select case (which)
+    case (0)
+      call MPI_BARRIER(MPI_COMM_WORLD, e)
+      call mpi_ok(e)
+    case (1)
+      v = merge(step, -1, rank == 0)
+      call MPI_BCAST(v, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, e)
+      call mpi_ok(e)
+      if (v /= step) badcolls = badcolls + 1
+    case (2)
+      one(1) = rank + 1
+      v = 0
+      call MPI_REDUCE(one, v, 1, MPI_INTEGER, MPI_SUM, 0, MPI_COMM_WORLD, e)
+      call mpi_ok(e)
+      if (rank == 0 .and. v /= nproc * (nproc + 1) / 2) badcolls = badcolls + 1
+    case (3)
+      call MPI_ALLGATHER(rank, 1, MPI_INTEGER, vals, 1, MPI_INTEGER, MPI_COMM_WORLD, e)
+      call mpi_ok(e)
+      if (any(vals /= [(r, r = 0, nproc - 1)])) badcolls = badcolls + 1
+    case (4)
+      vals = -1
+      call MPI_GATHER(rank, 1, MPI_INTEGER, vals, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, e)
+      call mpi_ok(e)
+      if (rank == 0 .and. any(vals /= [(r, r = 0, nproc - 1)])) badcolls = badcolls + 1
+    case (5)
+      vals = [(10 * r + step, r = 0, nproc - 1)]
+      call MPI_SCATTER(vals, 1, MPI_INTEGER, v, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, e)
+      call mpi_ok(e)
+      if (v /= 10 * rank + step) badcolls = badcolls + 1
+    case default
+      vals = [(100 * rank + r, r = 0, nproc - 1)]
+      call MPI_ALLTOALL(vals, 1, MPI_INTEGER, back, 1, MPI_INTEGER, MPI_COMM_WORLD, e)
+      call mpi_ok(e)
+      if (any(back /= [(100 * r + rank, r = 0, nproc - 1)])) badcolls = badcolls + 1
+    end select
+  end subroutine collective
+
+  subroutine mpi_ok(e)
+    integer, intent(in) :: e
+    if (e /= MPI_SUCCESS) mpierrs = mpierrs + 1
+  end subroutine mpi_ok
+
+  ! A check passes when it passed on every rank.
+  subroutine verdict(what, good)
+    character(len=*), intent(in) :: what
+    logical, intent(in) :: good
+    integer :: bad, anybad, e
+    bad = merge(0, 1, good)
+    call MPI_ALLREDUCE(bad, anybad, 1, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD, e)
+    if (e /= MPI_SUCCESS) anybad = 1
+    if (anybad == 0) then
+      passed = passed + 1
+      if (rank == 0) write (*, '(a,a)') 'ok   - ', what
+    else
+      failed = failed + 1
+      if (rank == 0) write (*, '(a,a)') 'FAIL - ', what
+    end if
+  end subroutine verdict
+end program mpi_fortran_loop
