@@ -32,7 +32,7 @@
  *          [--model FILE [--scale N]] [--loss] [--in-place] [--steps N] [--warmup N] [--compute-ms MS]
  *          [--slow-rank R] [--slow-factor F] [--extra-call STEP]
  *          [--stop-at STEP --stop-s S] [--two-comms [--halves-in-order]] [--soak] [--bound-s S]
- *          [--comm-thread] [--same-results]
+ *          [--comm-thread] [--same-results] [--unseen-end]
  * --bound-s S: no single MPI_Allreduce may take over S seconds, less the
  *         time the process did not run at all meanwhile (machine_pause.h);
  *         the figures line gives the longest such pause (machine_pause_s).
@@ -47,6 +47,10 @@
  *         at STEP (the stall watchdog must name it).
  * --two-comms: the world and each half of it (even and odd ranks);
  *         --halves-in-order: the lower and upper halves instead.
+ * --unseen-end: after the steps, before the flush, every rank passes its
+ *         rank number to the next by MPI_Sendrecv, a call starcoll does not
+ *         wrap: the rank after a straggler waits there, unseen, while the
+ *         straggler's last rounds are open (checked: the numbers arrive).
  * --comm-thread: the loop runs on a thread of its own, not MPI_Init's
  *         (MPI_THREAD_MULTIPLE), as a code with a communication thread.
  * --model FILE: the step's tensors are a model's gradients (a .tensors
@@ -74,7 +78,7 @@ static double compute_ms = 10, slow_factor = 1, stop_s = 0;
 static int slow_rank = -1, extra_call = -1, stop_at = -1;
 static const char *loop = "fresh", *model = NULL;
 static long scale = 1;
-static int passed, failed, bad_returns, two_comms = 0, halves_in_order = 0, soak = 0, same_results = 0;
+static int passed, failed, bad_returns, two_comms = 0, halves_in_order = 0, soak = 0, same_results = 0, unseen_end = 0;
 static double bound_s = 0, longest_s = 0;
 static int longest_step = -1, longest_tensor = -1;   /* where this rank's longest call was */
 static const char *longest_stream = "";
@@ -311,6 +315,7 @@ static int flushed_sums_agree(state *st, int s)
 typedef struct {
     state *st;
     int nst, loss_ok;
+    int unseen_ok;              /* --unseen-end: the previous rank's number arrived */
     int flushes, flushes_bad;   /* --soak: mid-run flushes checked, and those that failed */
     double per_step;
 } loop_run;
@@ -340,6 +345,11 @@ static void *run_loop(void *arg)
     }
     double t_end = MPI_Wtime();
     r->per_step = (t_end - (warmup < steps ? t_warm : t_start)) / (warmup < steps ? steps - warmup : steps) * 1e3;
+    if (unseen_end) {
+        int prev = -1, from = (rank + size - 1) % size;
+        r->unseen_ok = MPI_CHECK(MPI_Sendrecv(&rank, 1, MPI_INT, (rank + 1) % size, 7, &prev, 1, MPI_INT, from, 7,
+                                              MPI_COMM_WORLD, MPI_STATUS_IGNORE)) == MPI_SUCCESS && prev == from;
+    }
     MPI_CHECK(MPI_Pcontrol(1));
     MPI_CHECK(MPI_Pcontrol(2));   /* flush: the next call on every tensor delivers everything pending */
     for (int c = 0; c < r->nst; c++) one_step(&r->st[c], steps, 1, &r->loss_ok);
@@ -381,6 +391,7 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--halves-in-order")) halves_in_order = 1;
         else if (!strcmp(o, "--soak")) soak = 1;
         else if (!strcmp(o, "--same-results")) same_results = 1;
+        else if (!strcmp(o, "--unseen-end")) unseen_end = 1;
         else if (v && !strcmp(o, "--bound-s")) bound_s = atof(argv[++a]);
         else if (!strcmp(o, "--comm-thread")) continue;   /* seen above */
         else ntensors = -1;
@@ -411,7 +422,7 @@ int main(int argc, char **argv)
         if (same_results && !(st[c].result_sum = calloc((size_t)(steps + 1) * (size_t)ntensors, sizeof(double))))
             MPI_Abort(MPI_COMM_WORLD, 3);
     }
-    loop_run run = {st, nst, 1, 0, 0, 0};
+    loop_run run = {.st = st, .nst = nst, .loss_ok = 1};
     if (comm_thread) {
         pthread_t t;
         if (pthread_create(&t, NULL, run_loop, &run) != 0) MPI_Abort(MPI_COMM_WORLD, 3);
@@ -431,6 +442,10 @@ int main(int argc, char **argv)
     if (loss) {
         snprintf(what, sizeof what, "%s: the per-step loss is exact at every step", loop);
         check(loss_ok, what);
+    }
+    if (unseen_end) {
+        snprintf(what, sizeof what, "%s: MPI_Sendrecv after the steps passed every rank's number on", loop);
+        check(run.unseen_ok, what);
     }
     if (soak) {
         snprintf(what, sizeof what, "%s: after each of %d mid-run flushes every rank holds every contribution so far", loop,

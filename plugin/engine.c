@@ -295,6 +295,7 @@ void sc_engine_free(sc_engine *e)
     free(e->in_direct);
     free(e->blocked_at);
     free(e->outside);
+    free(e->presumed);
     free(e->blocked_need);
     free(e->incl);
     free(e->prev_incl);
@@ -445,6 +446,7 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, i
     e->in_direct = calloc((size_t)e->n, 1);
     e->blocked_at = malloc(sizeof(int) * (size_t)e->n);
     e->outside = calloc((size_t)e->n, 1);
+    e->presumed = calloc((size_t)e->n, 1);
     e->blocked_need = calloc((size_t)e->n, sizeof(long));
     e->parent = malloc(sizeof(int) * (size_t)e->n);
     e->incl = calloc((size_t)e->n, sizeof(long));
@@ -452,7 +454,7 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, i
     e->last_pos = calloc((size_t)e->n, sizeof(long));
     e->off_pos = malloc(sizeof(long) * (size_t)e->n);
     e->off_shape = calloc((size_t)e->n, sizeof(long));
-    int ok = placed && e->slots && e->gone && e->in_direct && e->incl && e->prev_incl && e->blocked_at && e->outside &&
+    int ok = placed && e->slots && e->gone && e->in_direct && e->incl && e->prev_incl && e->blocked_at && e->outside && e->presumed &&
              e->blocked_need && e->parent && e->last_pos && e->off_pos && e->off_shape && sc_stall_init(e) == 0;
     for (int r = 0; ok && r < e->n; r++) e->blocked_at[r] = e->parent[r] = -1;
     for (int r = 0; ok && r < e->n; r++) e->off_pos[r] = -1;

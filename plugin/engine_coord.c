@@ -40,10 +40,32 @@ static void waits_for(sc_engine *e, sc_track *t, int r, long count)
     if (e->blocked_at[r] < 0) reblock(e, r);
 }
 
+/* A stall in a tolerant mode (nothing announced for the stall time while
+ * ranks wait): every rank still computing is taken to be blocked in a call
+ * starcoll cannot see, as if it had said AWAY, until it next says anything.
+ * Such a call (an MPI_Allgatherv, a receive, a Fortran binding's PMPI_
+ * call) held the fast ranks that had finished their steps while the
+ * straggler's last rounds needed them: the rule closed a few rounds below
+ * the quorum, then the staleness bound held the next ones for those ranks,
+ * and the job never ended. */
+static void presume_outside(sc_engine *e)
+{
+    for (int r = 0; r < e->n; r++)
+        if (!e->gone[r] && e->blocked_at[r] == -1 && !e->outside[r]) {
+            e->outside[r] = e->presumed[r] = 1;
+            reblock(e, r);
+        }
+}
+
 static void apply_note(sc_engine *e, int src, const long *note)
 {
     int who = note[NOTE_FOR] >= 0 ? (int)note[NOTE_FOR] : src;
     if (who < 0 || who >= e->n) return;
+    if (e->presumed[who] && note[0] != NOTE_STALLED) {   /* heard from: where it is, its notices say */
+        e->presumed[who] = 0;
+        if (!e->in_direct[who]) e->outside[who] = 0;
+        reblock(e, who);
+    }
     if (note[0] == NOTE_DEPOSIT && note[NOTE_POS] + 1 > e->last_pos[who]) e->last_pos[who] = note[NOTE_POS] + 1;
     if (note[0] == NOTE_DEPOSIT) {
         if (note[1] < 0 || note[1] >= e->nslots) return;
@@ -160,7 +182,8 @@ static int close_round(sc_engine *e, int s, sc_rules *rules, sc_mode mode, int k
         char comm_name[64];
         sc_say(-1, 1, "starcoll: %s: tolerant rounds made no progress for %.0f s while ranks waited (ranks "
                "blocked in a call starcoll cannot see, or not running at all on a loaded machine); closing rounds below "
-               "the quorum to go on", sc_comm_label(e, comm_name, sizeof comm_name), sc_now() - e->last_note_t);
+               "the quorum to go on, without the ranks silent through it until they next call",
+               sc_comm_label(e, comm_name, sizeof comm_name), sc_now() - e->last_note_t);
         if (sc_rt.policy.verbose >= 2) sc_stall_books(e, 0);
     }
     int flushing = sc_track_flushing(tr);
@@ -169,6 +192,12 @@ static int close_round(sc_engine *e, int s, sc_rules *rules, sc_mode mode, int k
     for (int r = 0; r < e->n; r++) deposits -= tr->included[r];
     int fresh = sc_round_close(tr, rules, e->incl);
     for (int r = 0; r < e->n; r++) deposits += e->incl[r];
+    if (!rules->relax_quorum && fresh < rules->k)   /* below the quorum for want of ranks presumed outside */
+        for (int r = 0; r < e->n; r++)
+            if (e->presumed[r]) {
+                e->relaxed++;
+                break;
+            }
     /* Going direct: only from a slot-0 round that includes a waiting
      * (exact) deposit of every rank, so every rank learns the switch before
      * its next call and all switch at the same one.  And only with equal
@@ -421,6 +450,7 @@ void sc_coordinator_loop(sc_engine *e)
         int anyone_waiting = 0;
         for (int r = 0; r < e->n; r++) anyone_waiting |= e->blocked_at[r] >= 0;
         rules.relax_quorum = anyone_waiting && e->last_note_t > 0 && t - e->last_note_t > stall;
+        if (rules.relax_quorum && !sc_exact_mode(mode)) presume_outside(e);
         /* First pass by the plain rules; a second pass excuses ranks
          * blocked in other rounds, only when nothing could close at all. */
         int closed = 0;

@@ -188,6 +188,7 @@ struct sc_engine {
     unsigned char *in_direct;  /* ranks whose application thread runs direct steps: no deposits until back */
     int *blocked_at;           /* slot each rank waits on, -1, or SC_BLOCKED_OUTSIDE */
     unsigned char *outside;    /* ranks in a call outside these rounds (AWAY, OFF, DIRECT until BACK or ROUNDS) */
+    unsigned char *presumed;   /* ... or taken to be, silent through a stall, until their next notice (engine_coord.c) */
     long *blocked_need;        /* the deposit count that rank waits for */
     long *last_pos;            /* per rank: on-pattern calls it is known to have made */
     long *off_pos;             /* per rank: position of its call off the pattern awaiting a verdict, -1 */

@@ -12,10 +12,15 @@
 # blocking collective a step), both bindings, 4 ranks in quorum and in
 # groups, rank 1 sleeping twice as long: its own checks (exact loss and
 # collectives, waits' indices, conservation and replicas after a flush),
-# and, in its trace, the fast ranks' compute under 0.75x rank 1's.  The
-# bindings' waits and collectives call PMPI_ directly; without starcoll's
-# Fortran entry points for them, the time a fast rank waited in them
-# counted as compute, and read as long as the straggler's or longer.
+# and, in its trace, the fast ranks' compute under 0.75x rank 1's.  Once
+# more in quorum with no exact call in the steps (nothing but the arrays
+# and the waits; an MPI_REDUCE of the loop's time after them), bound to
+# 60 s.  The bindings' waits and collectives call PMPI_ directly; without
+# starcoll's Fortran entry points for them, the time a fast rank waited
+# in them counted as compute, and read as long as the straggler's or
+# longer, and that MPI_REDUCE held the straggler's last quorum rounds,
+# which needed the ranks blocked in it: the job did not end (the stall
+# rule fired after 10 s and did not free it).
 . "$(dirname "$0")/mpi_testlib.sh"
 . "$(dirname "$0")/decisions_lib.sh"
 
@@ -54,11 +59,13 @@ median_compute() {
     res_trace_column "$1" compute_s | awk '{ print $2 }' | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
 }
 
-# loop_job BINDING MODE [mpifort flags]: the training loop, built and run.
+# loop_job BINDING MODE EXACT [mpifort flags]: the training loop, exact
+# calls every EXACT steps (0: none), built and run.
 loop_job() {
-    local binding=$1 mode=$2
-    shift 2
+    local binding=$1 mode=$2 exact=$3
+    shift 3
     local exe="$SC_WORK/mpi_fortran_loop-${binding// /_}" label="Fortran loop ($binding) np=4 $mode, rank 1 2x slow"
+    if [ "$exact" = 0 ]; then label="$label, no exact call"; fi
     if [ ! -x "$exe" ] && ! "$fc" -cpp "$@" -o "$exe" "$here/mpi_fortran_loop.f90" >"$SC_WORK/build.log" 2>&1; then
         if [ "$binding" = "use mpi_f08" ]; then
             skip "$label: $fc cannot build with $binding here"
@@ -68,8 +75,8 @@ loop_job() {
         fi
         return
     fi
-    local name="fortran-loop-${binding// /_}-$mode"
-    sc_job "$name" 4 -x STARCOLL_MODE="$mode" -x "STARCOLL_TRACE=$SC_WORK/$name.trace" "$exe" 60
+    local name="fortran-loop-${binding// /_}-$mode-$exact"
+    SC_RUN_TIMEOUT=60 sc_job "$name" 4 -x STARCOLL_MODE="$mode" -x "STARCOLL_TRACE=$SC_WORK/$name.trace" "$exe" 60 "$exact"
     sc_adopt "$name" $? "$label"
     sc_preloading || return 0
     local slow r c worst=0 all=""
@@ -93,7 +100,9 @@ loop_job() {
 fortran_job "use mpi"
 fortran_job "use mpi_f08" -DSC_USE_MPI_F08
 for mode in quorum groups; do
-    loop_job "use mpi" "$mode"
-    loop_job "use mpi_f08" "$mode" -DSC_USE_MPI_F08
+    loop_job "use mpi" "$mode" 1
+    loop_job "use mpi_f08" "$mode" 1 -DSC_USE_MPI_F08
 done
+loop_job "use mpi" quorum 0
+loop_job "use mpi_f08" quorum 0 -DSC_USE_MPI_F08
 finish
