@@ -32,7 +32,7 @@
  *          [--model FILE [--scale N]] [--loss] [--in-place] [--steps N] [--warmup N] [--compute-ms MS]
  *          [--slow-rank R] [--slow-factor F] [--extra-call STEP]
  *          [--stop-at STEP --stop-s S] [--two-comms [--halves-in-order]] [--soak] [--bound-s S]
- *          [--comm-thread] [--same-results] [--unseen-end]
+ *          [--comm-thread] [--same-results] [--end-call CALL]
  * --bound-s S: no single MPI_Allreduce may take over S seconds, less the
  *         time the process did not run at all meanwhile (machine_pause.h);
  *         the figures line gives the longest such pause (machine_pause_s).
@@ -47,10 +47,12 @@
  *         at STEP (the stall watchdog must name it).
  * --two-comms: the world and each half of it (even and odd ranks);
  *         --halves-in-order: the lower and upper halves instead.
- * --unseen-end: after the steps, before the flush, every rank passes its
- *         rank number to the next by MPI_Sendrecv, a call starcoll does not
- *         wrap: the rank after a straggler waits there, unseen, while the
- *         straggler's last rounds are open (checked: the numbers arrive).
+ * --end-call CALL: after the steps, before the flush, every rank makes one
+ *         call in which ranks done first wait for a straggler whose last
+ *         rounds are still open: sendrecv (each rank's number to the next,
+ *         a call starcoll does not wrap), allgatherv, gatherv, scatterv,
+ *         alltoallv, reduce_scatter, reduce_scatter_block, scan or exscan
+ *         (wrapped: the rank is away meanwhile).  Its result is checked.
  * --comm-thread: the loop runs on a thread of its own, not MPI_Init's
  *         (MPI_THREAD_MULTIPLE), as a code with a communication thread.
  * --model FILE: the step's tensors are a model's gradients (a .tensors
@@ -78,7 +80,8 @@ static double compute_ms = 10, slow_factor = 1, stop_s = 0;
 static int slow_rank = -1, extra_call = -1, stop_at = -1;
 static const char *loop = "fresh", *model = NULL;
 static long scale = 1;
-static int passed, failed, bad_returns, two_comms = 0, halves_in_order = 0, soak = 0, same_results = 0, unseen_end = 0;
+static int passed, failed, bad_returns, two_comms = 0, halves_in_order = 0, soak = 0, same_results = 0;
+static const char *end_call = NULL;
 static double bound_s = 0, longest_s = 0;
 static int longest_step = -1, longest_tensor = -1;   /* where this rank's longest call was */
 static const char *longest_stream = "";
@@ -311,11 +314,59 @@ static int flushed_sums_agree(state *st, int s)
     return ok;
 }
 
+/* --end-call NAME on the world, its result checked: 1 right, 0 not (or
+ * NAME unknown).  Rank r sends r + 1 (to the next rank, to all, or to be
+ * reduced); rank 0 roots the rooted ones. */
+static int make_end_call(const char *name)
+{
+    int n = size, one = rank + 1, got = -1, ok = 1;
+    int *all = malloc(sizeof(int) * (size_t)n), *out = malloc(sizeof(int) * (size_t)n),
+        *ones = malloc(sizeof(int) * (size_t)n), *at = malloc(sizeof(int) * (size_t)n);
+    if (!all || !out || !ones || !at) MPI_Abort(MPI_COMM_WORLD, 3);
+    for (int i = 0; i < n; i++) all[i] = -1, out[i] = 100 * rank + i, ones[i] = 1, at[i] = i;
+    MPI_Comm w = MPI_COMM_WORLD;
+    if (!strcmp(name, "sendrecv")) {
+        int from = (rank + n - 1) % n;
+        ok = MPI_CHECK(MPI_Sendrecv(&one, 1, MPI_INT, (rank + 1) % n, 7, &got, 1, MPI_INT, from, 7, w,
+                                    MPI_STATUS_IGNORE)) == MPI_SUCCESS && got == from + 1;
+    } else if (!strcmp(name, "allgatherv") || !strcmp(name, "gatherv")) {
+        int rooted = name[0] == 'g';
+        int rc = rooted ? MPI_CHECK(MPI_Gatherv(&one, 1, MPI_INT, all, ones, at, MPI_INT, 0, w))
+                        : MPI_CHECK(MPI_Allgatherv(&one, 1, MPI_INT, all, ones, at, MPI_INT, w));
+        ok = rc == MPI_SUCCESS;
+        for (int i = 0; i < n && (!rooted || rank == 0); i++) ok &= all[i] == i + 1;
+    } else if (!strcmp(name, "scatterv")) {
+        for (int i = 0; i < n; i++) all[i] = i + 1;
+        ok = MPI_CHECK(MPI_Scatterv(all, ones, at, MPI_INT, &got, 1, MPI_INT, 0, w)) == MPI_SUCCESS && got == one;
+    } else if (!strcmp(name, "alltoallv")) {
+        ok = MPI_CHECK(MPI_Alltoallv(out, ones, at, MPI_INT, all, ones, at, MPI_INT, w)) == MPI_SUCCESS;
+        for (int i = 0; i < n; i++) ok &= all[i] == 100 * i + rank;
+    } else if (!strcmp(name, "reduce_scatter") || !strcmp(name, "reduce_scatter_block")) {
+        for (int i = 0; i < n; i++) out[i] = one;
+        int rc = strcmp(name, "reduce_scatter") ? MPI_CHECK(MPI_Reduce_scatter_block(out, &got, 1, MPI_INT, MPI_SUM, w))
+                          : MPI_CHECK(MPI_Reduce_scatter(out, &got, ones, MPI_INT, MPI_SUM, w));
+        ok = rc == MPI_SUCCESS && got == n * (n + 1) / 2;
+    } else if (!strcmp(name, "scan") || !strcmp(name, "exscan")) {
+        int ex = name[0] == 'e';
+        int rc = ex ? MPI_CHECK(MPI_Exscan(&one, &got, 1, MPI_INT, MPI_SUM, w))
+                    : MPI_CHECK(MPI_Scan(&one, &got, 1, MPI_INT, MPI_SUM, w));
+        int want = ex ? rank * (rank + 1) / 2 : (rank + 1) * (rank + 2) / 2;
+        ok = rc == MPI_SUCCESS && (got == want || (ex && rank == 0));   /* Exscan leaves rank 0's undefined */
+    } else {
+        ok = 0;
+    }
+    free(all);
+    free(out);
+    free(ones);
+    free(at);
+    return ok;
+}
+
 /* The training loop and the flush after it, on the streams. */
 typedef struct {
     state *st;
     int nst, loss_ok;
-    int unseen_ok;              /* --unseen-end: the previous rank's number arrived */
+    int end_ok;                 /* --end-call: its result was right */
     int flushes, flushes_bad;   /* --soak: mid-run flushes checked, and those that failed */
     double per_step;
 } loop_run;
@@ -345,11 +396,7 @@ static void *run_loop(void *arg)
     }
     double t_end = MPI_Wtime();
     r->per_step = (t_end - (warmup < steps ? t_warm : t_start)) / (warmup < steps ? steps - warmup : steps) * 1e3;
-    if (unseen_end) {
-        int prev = -1, from = (rank + size - 1) % size;
-        r->unseen_ok = MPI_CHECK(MPI_Sendrecv(&rank, 1, MPI_INT, (rank + 1) % size, 7, &prev, 1, MPI_INT, from, 7,
-                                              MPI_COMM_WORLD, MPI_STATUS_IGNORE)) == MPI_SUCCESS && prev == from;
-    }
+    if (end_call) r->end_ok = make_end_call(end_call);
     MPI_CHECK(MPI_Pcontrol(1));
     MPI_CHECK(MPI_Pcontrol(2));   /* flush: the next call on every tensor delivers everything pending */
     for (int c = 0; c < r->nst; c++) one_step(&r->st[c], steps, 1, &r->loss_ok);
@@ -391,7 +438,7 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--halves-in-order")) halves_in_order = 1;
         else if (!strcmp(o, "--soak")) soak = 1;
         else if (!strcmp(o, "--same-results")) same_results = 1;
-        else if (!strcmp(o, "--unseen-end")) unseen_end = 1;
+        else if (v && !strcmp(o, "--end-call")) end_call = argv[++a];
         else if (v && !strcmp(o, "--bound-s")) bound_s = atof(argv[++a]);
         else if (!strcmp(o, "--comm-thread")) continue;   /* seen above */
         else ntensors = -1;
@@ -443,9 +490,9 @@ int main(int argc, char **argv)
         snprintf(what, sizeof what, "%s: the per-step loss is exact at every step", loop);
         check(loss_ok, what);
     }
-    if (unseen_end) {
-        snprintf(what, sizeof what, "%s: MPI_Sendrecv after the steps passed every rank's number on", loop);
-        check(run.unseen_ok, what);
+    if (end_call) {
+        snprintf(what, sizeof what, "%s: --end-call %s after the steps gave the right result", loop, end_call);
+        check(run.end_ok, what);
     }
     if (soak) {
         snprintf(what, sizeof what, "%s: after each of %d mid-run flushes every rank holds every contribution so far", loop,

@@ -55,6 +55,56 @@ int MPI_Alltoall(const void *sendbuf, int scount, MPI_Datatype sdt, void *recvbu
     AWAY_AROUND(SC_AWAY_ALLTOALL, PMPI_Alltoall(sendbuf, scount, sdt, recvbuf, rcount, rdt, comm));
 }
 
+/* The vector and prefix collectives: what a code gathers its results or
+ * shards its optimiser with (a rank blocked unseen there costs the others
+ * a 10 s stall; engine_coord.c). */
+int MPI_Allgatherv(const void *sendbuf, int scount, MPI_Datatype sdt, void *recvbuf, const int rcounts[],
+                   const int displs[], MPI_Datatype rdt, MPI_Comm comm)
+{
+    AWAY_AROUND(SC_AWAY_ALLGATHERV, PMPI_Allgatherv(sendbuf, scount, sdt, recvbuf, rcounts, displs, rdt, comm));
+}
+
+int MPI_Gatherv(const void *sendbuf, int scount, MPI_Datatype sdt, void *recvbuf, const int rcounts[],
+                const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm)
+{
+    AWAY_AROUND(SC_AWAY_GATHERV, PMPI_Gatherv(sendbuf, scount, sdt, recvbuf, rcounts, displs, rdt, root, comm));
+}
+
+int MPI_Scatterv(const void *sendbuf, const int scounts[], const int displs[], MPI_Datatype sdt, void *recvbuf,
+                 int rcount, MPI_Datatype rdt, int root, MPI_Comm comm)
+{
+    AWAY_AROUND(SC_AWAY_SCATTERV, PMPI_Scatterv(sendbuf, scounts, displs, sdt, recvbuf, rcount, rdt, root, comm));
+}
+
+int MPI_Alltoallv(const void *sendbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt, void *recvbuf,
+                  const int rcounts[], const int rdispls[], MPI_Datatype rdt, MPI_Comm comm)
+{
+    AWAY_AROUND(SC_AWAY_ALLTOALLV,
+                PMPI_Alltoallv(sendbuf, scounts, sdispls, sdt, recvbuf, rcounts, rdispls, rdt, comm));
+}
+
+int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op,
+                       MPI_Comm comm)
+{
+    AWAY_AROUND(SC_AWAY_REDUCE_SCATTER, PMPI_Reduce_scatter(sendbuf, recvbuf, rcounts, dt, op, comm));
+}
+
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int rcount, MPI_Datatype dt, MPI_Op op,
+                             MPI_Comm comm)
+{
+    AWAY_AROUND(SC_AWAY_REDUCE_SCATTER, PMPI_Reduce_scatter_block(sendbuf, recvbuf, rcount, dt, op, comm));
+}
+
+int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    AWAY_AROUND(SC_AWAY_SCAN, PMPI_Scan(sendbuf, recvbuf, count, dt, op, comm));
+}
+
+int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    AWAY_AROUND(SC_AWAY_SCAN, PMPI_Exscan(sendbuf, recvbuf, count, dt, op, comm));
+}
+
 /* The blocking completion calls.  A rank blocked in one cannot deposit
  * either (it may wait for a request of its own collective that the other
  * ranks have not started yet): away, as in the collectives above, but

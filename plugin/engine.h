@@ -101,7 +101,9 @@ int sc_engine_direct(sc_engine *e);
  * back (away=0): e's coordinator neither counts on it nor waits for it.
  * what: which call (SC_AWAY_*), for the stall watchdog. */
 enum { SC_AWAY_OTHER = 0, SC_AWAY_BARRIER, SC_AWAY_BCAST, SC_AWAY_REDUCE, SC_AWAY_ALLGATHER, SC_AWAY_GATHER,
-       SC_AWAY_SCATTER, SC_AWAY_ALLTOALL, SC_AWAY_ALLREDUCE, SC_AWAY_OTHER_COMM, SC_AWAY_WAIT, SC_AWAY_TEST, SC_AWAY_N };
+       SC_AWAY_SCATTER, SC_AWAY_ALLTOALL, SC_AWAY_ALLREDUCE, SC_AWAY_OTHER_COMM, SC_AWAY_WAIT, SC_AWAY_TEST,
+       SC_AWAY_ALLGATHERV, SC_AWAY_GATHERV, SC_AWAY_SCATTERV, SC_AWAY_ALLTOALLV, SC_AWAY_REDUCE_SCATTER, SC_AWAY_SCAN,
+       SC_AWAY_N };
 /* what a rank away in call `what` is doing: "in MPI_Barrier" */
 const char *sc_away_name(int what);
 void sc_engine_away(sc_engine *e, int away, int what);

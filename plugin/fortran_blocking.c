@@ -44,23 +44,37 @@ static struct {
     void (*scatter)(void *sbuf, fint *scount, fint *sdt, void *rbuf, fint *rcount, fint *rdt, fint *root, fint *comm,
                     fint *ierr);
     void (*alltoall)(void *sbuf, fint *scount, fint *sdt, void *rbuf, fint *rcount, fint *rdt, fint *comm, fint *ierr);
+    void (*allgatherv)(void *sbuf, fint *scount, fint *sdt, void *rbuf, fint *rcounts, fint *displs, fint *rdt,
+                       fint *comm, fint *ierr);
+    void (*gatherv)(void *sbuf, fint *scount, fint *sdt, void *rbuf, fint *rcounts, fint *displs, fint *rdt,
+                    fint *root, fint *comm, fint *ierr);
+    void (*scatterv)(void *sbuf, fint *scounts, fint *displs, fint *sdt, void *rbuf, fint *rcount, fint *rdt,
+                     fint *root, fint *comm, fint *ierr);
+    void (*alltoallv)(void *sbuf, fint *scounts, fint *sdispls, fint *sdt, void *rbuf, fint *rcounts,
+                      fint *rdispls, fint *rdt, fint *comm, fint *ierr);
+    void (*reduce_scatter)(void *sbuf, void *rbuf, fint *rcounts, fint *dt, fint *op, fint *comm, fint *ierr);
+    void (*reduce_scatter_block)(void *sbuf, void *rbuf, fint *rcount, fint *dt, fint *op, fint *comm, fint *ierr);
+    void (*scan)(void *sbuf, void *rbuf, fint *count, fint *dt, fint *op, fint *comm, fint *ierr);
+    void (*exscan)(void *sbuf, void *rbuf, fint *count, fint *dt, fint *op, fint *comm, fint *ierr);
 } ompi;
 static pthread_once_t looked_up = PTHREAD_ONCE_INIT;
 
+#define ENTRY(fn) {"ompi_" #fn "_f", (void **)&ompi.fn}
+static const struct {
+    const char *name;
+    void **fn;
+} entries[] = {ENTRY(wait),      ENTRY(waitall),   ENTRY(waitany),    ENTRY(waitsome),       ENTRY(test),
+               ENTRY(testall),   ENTRY(testany),   ENTRY(testsome),   ENTRY(barrier),        ENTRY(bcast),
+               ENTRY(reduce),    ENTRY(allgather), ENTRY(gather),     ENTRY(scatter),        ENTRY(alltoall),
+               ENTRY(allgatherv), ENTRY(gatherv),  ENTRY(scatterv),   ENTRY(alltoallv),      ENTRY(reduce_scatter),
+               ENTRY(reduce_scatter_block),        ENTRY(scan),       ENTRY(exscan)};
+
 static void look_up(void)
 {
-    static const char *const names[] = {"ompi_wait_f", "ompi_waitall_f", "ompi_waitany_f", "ompi_waitsome_f",
-                                        "ompi_test_f", "ompi_testall_f", "ompi_testany_f", "ompi_testsome_f",
-                                        "ompi_barrier_f", "ompi_bcast_f", "ompi_reduce_f", "ompi_allgather_f",
-                                        "ompi_gather_f", "ompi_scatter_f", "ompi_alltoall_f"};
-    void **fields[] = {(void **)&ompi.wait, (void **)&ompi.waitall, (void **)&ompi.waitany, (void **)&ompi.waitsome,
-                       (void **)&ompi.test, (void **)&ompi.testall, (void **)&ompi.testany, (void **)&ompi.testsome,
-                       (void **)&ompi.barrier, (void **)&ompi.bcast, (void **)&ompi.reduce, (void **)&ompi.allgather,
-                       (void **)&ompi.gather, (void **)&ompi.scatter, (void **)&ompi.alltoall};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!(*fields[i] = dlsym(RTLD_NEXT, names[i])))
+    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
+        if (!(*entries[i].fn = dlsym(RTLD_NEXT, entries[i].name)))
             sc_say(SC_SAY_FORTRAN, 1, "starcoll: Open MPI's Fortran %s was not found after starcoll; Fortran calls of it "
-                   "fail with MPI_ERR_INTERN", names[i]);
+                   "fail with MPI_ERR_INTERN", entries[i].name);
 }
 
 /* Open MPI's function, or NULL: the caller's ierr then says MPI_ERR_INTERN. */
@@ -129,6 +143,62 @@ void ompi_alltoall_f(void *sbuf, fint *scount, fint *sdt, void *rbuf, fint *rcou
 void ompi_alltoall_f(void *sbuf, fint *scount, fint *sdt, void *rbuf, fint *rcount, fint *rdt, fint *comm, fint *ierr)
 {
     AWAY_AROUND_F(SC_AWAY_ALLTOALL, alltoall, sbuf, scount, sdt, rbuf, rcount, rdt, comm);
+}
+
+void ompi_allgatherv_f(void *sbuf, fint *scount, fint *sdt, void *rbuf, fint *rcounts, fint *displs, fint *rdt,
+                       fint *comm, fint *ierr);
+void ompi_allgatherv_f(void *sbuf, fint *scount, fint *sdt, void *rbuf, fint *rcounts, fint *displs, fint *rdt,
+                       fint *comm, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_ALLGATHERV, allgatherv, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm);
+}
+
+void ompi_gatherv_f(void *sbuf, fint *scount, fint *sdt, void *rbuf, fint *rcounts, fint *displs, fint *rdt,
+                    fint *root, fint *comm, fint *ierr);
+void ompi_gatherv_f(void *sbuf, fint *scount, fint *sdt, void *rbuf, fint *rcounts, fint *displs, fint *rdt,
+                    fint *root, fint *comm, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_GATHERV, gatherv, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm);
+}
+
+void ompi_scatterv_f(void *sbuf, fint *scounts, fint *displs, fint *sdt, void *rbuf, fint *rcount, fint *rdt,
+                     fint *root, fint *comm, fint *ierr);
+void ompi_scatterv_f(void *sbuf, fint *scounts, fint *displs, fint *sdt, void *rbuf, fint *rcount, fint *rdt,
+                     fint *root, fint *comm, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_SCATTERV, scatterv, sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm);
+}
+
+void ompi_alltoallv_f(void *sbuf, fint *scounts, fint *sdispls, fint *sdt, void *rbuf, fint *rcounts,
+                      fint *rdispls, fint *rdt, fint *comm, fint *ierr);
+void ompi_alltoallv_f(void *sbuf, fint *scounts, fint *sdispls, fint *sdt, void *rbuf, fint *rcounts,
+                      fint *rdispls, fint *rdt, fint *comm, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_ALLTOALLV, alltoallv, sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm);
+}
+
+void ompi_reduce_scatter_f(void *sbuf, void *rbuf, fint *rcounts, fint *dt, fint *op, fint *comm, fint *ierr);
+void ompi_reduce_scatter_f(void *sbuf, void *rbuf, fint *rcounts, fint *dt, fint *op, fint *comm, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_REDUCE_SCATTER, reduce_scatter, sbuf, rbuf, rcounts, dt, op, comm);
+}
+
+void ompi_reduce_scatter_block_f(void *sbuf, void *rbuf, fint *rcount, fint *dt, fint *op, fint *comm, fint *ierr);
+void ompi_reduce_scatter_block_f(void *sbuf, void *rbuf, fint *rcount, fint *dt, fint *op, fint *comm, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_REDUCE_SCATTER, reduce_scatter_block, sbuf, rbuf, rcount, dt, op, comm);
+}
+
+void ompi_scan_f(void *sbuf, void *rbuf, fint *count, fint *dt, fint *op, fint *comm, fint *ierr);
+void ompi_scan_f(void *sbuf, void *rbuf, fint *count, fint *dt, fint *op, fint *comm, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_SCAN, scan, sbuf, rbuf, count, dt, op, comm);
+}
+
+void ompi_exscan_f(void *sbuf, void *rbuf, fint *count, fint *dt, fint *op, fint *comm, fint *ierr);
+void ompi_exscan_f(void *sbuf, void *rbuf, fint *count, fint *dt, fint *op, fint *comm, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_SCAN, exscan, sbuf, rbuf, count, dt, op, comm);
 }
 
 /* ---- waits: by their tests, politely, away while requests are pending ---- */
@@ -277,6 +347,18 @@ SC_F_NAMES(ompi_allgather_f, mpi_allgather, MPI_ALLGATHER, BUF_ARGS, fint *, fin
 SC_F_NAMES(ompi_gather_f, mpi_gather, MPI_GATHER, BUF_ARGS, fint *, fint *, fint *)
 SC_F_NAMES(ompi_scatter_f, mpi_scatter, MPI_SCATTER, BUF_ARGS, fint *, fint *, fint *)
 SC_F_NAMES(ompi_alltoall_f, mpi_alltoall, MPI_ALLTOALL, BUF_ARGS, fint *, fint *)
+#define VBUF_ARGS void *, fint *, fint *, void *, fint *, fint *, fint *
+#define RED_ARGS void *, void *, fint *, fint *, fint *, fint *, fint *
+SC_F_NAMES(ompi_allgatherv_f, mpi_allgatherv, MPI_ALLGATHERV, VBUF_ARGS, fint *, fint *)
+SC_F_NAMES(ompi_gatherv_f, mpi_gatherv, MPI_GATHERV, VBUF_ARGS, fint *, fint *, fint *)
+SC_F_NAMES(ompi_scatterv_f, mpi_scatterv, MPI_SCATTERV, void *, fint *, fint *, fint *, void *, fint *, fint *,
+           fint *, fint *, fint *)
+SC_F_NAMES(ompi_alltoallv_f, mpi_alltoallv, MPI_ALLTOALLV, void *, fint *, fint *, fint *, void *, fint *, fint *,
+           fint *, fint *, fint *)
+SC_F_NAMES(ompi_reduce_scatter_f, mpi_reduce_scatter, MPI_REDUCE_SCATTER, RED_ARGS)
+SC_F_NAMES(ompi_reduce_scatter_block_f, mpi_reduce_scatter_block, MPI_REDUCE_SCATTER_BLOCK, RED_ARGS)
+SC_F_NAMES(ompi_scan_f, mpi_scan, MPI_SCAN, RED_ARGS)
+SC_F_NAMES(ompi_exscan_f, mpi_exscan, MPI_EXSCAN, RED_ARGS)
 SC_F_NAMES(ompi_wait_f, mpi_wait, MPI_WAIT, fint *, fint *, fint *)
 SC_F_NAMES(ompi_waitall_f, mpi_waitall, MPI_WAITALL, fint *, fint *, fint *, fint *)
 SC_F_NAMES(ompi_waitany_f, mpi_waitany, MPI_WAITANY, fint *, fint *, fint *, fint *, fint *)

@@ -328,7 +328,7 @@ fi
 # and rank 1's last calls go on without rank 2.  Before, they waited for
 # its deposits forever (the job did not end in 60 s).
 SC_RUN_TIMEOUT=60 sc_job relax-unseen 4 -x STARCOLL_MODE=quorum "$loops" --loop fresh --steps 40 --compute-ms 20 \
-    --slow-rank 1 --slow-factor 3 --unseen-end
+    --slow-rank 1 --slow-factor 3 --end-call sendrecv
 sc_adopt relax-unseen $? "stall rule, a rank blocked unseen after its steps"
 said=$(grep -c "^starcoll: comm 0: tolerant rounds made no progress for 1[0-9] s while ranks waited .*without the ranks silent through it" "$SC_WORK/relax-unseen.err")
 longest=$(figure relax-unseen longest_call_s)
@@ -338,4 +338,21 @@ else
     fail "stall rule, a rank blocked unseen after its steps: said ${said:-0} times, longest call ${longest:-none} s"
     sc_show relax-unseen
 fi
+# (e) the same with each vector or prefix collective in the MPI_Sendrecv's
+# place: starcoll wraps those (blocking.c), so the ranks waiting in one are
+# away and the straggler's last rounds go on at once: no stall, no call
+# near 10 s, and the collective's result right.
+for call in allgatherv gatherv scatterv alltoallv reduce_scatter reduce_scatter_block scan exscan; do
+    SC_RUN_TIMEOUT=60 sc_job "seen-$call" 4 -x STARCOLL_MODE=quorum "$loops" --loop fresh --steps 40 --compute-ms 20 \
+        --slow-rank 1 --slow-factor 3 --end-call "$call"
+    sc_adopt "seen-$call" $? "--end-call $call"
+    said=$(grep -c "made no progress" "$SC_WORK/seen-$call.err")
+    longest=$(figure "seen-$call" longest_call_s)
+    if [ "$said" = 0 ] && awk -v l="${longest:-99}" 'BEGIN { exit !(l < 5) }'; then
+        ok "--end-call $call: the ranks in it are away, no stall (longest wait $longest s)"
+    else
+        fail "--end-call $call: ${said:-?} stall line(s), longest call ${longest:-none} s"
+        sc_show "seen-$call"
+    fi
+done
 finish
