@@ -177,29 +177,18 @@ void ompi_alltoallv_f(void *sbuf, fint *scounts, fint *sdispls, fint *sdt, void 
     AWAY_AROUND_F(SC_AWAY_ALLTOALLV, alltoallv, sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm);
 }
 
-void ompi_reduce_scatter_f(void *sbuf, void *rbuf, fint *rcounts, fint *dt, fint *op, fint *comm, fint *ierr);
-void ompi_reduce_scatter_f(void *sbuf, void *rbuf, fint *rcounts, fint *dt, fint *op, fint *comm, fint *ierr)
-{
-    AWAY_AROUND_F(SC_AWAY_REDUCE_SCATTER, reduce_scatter, sbuf, rbuf, rcounts, dt, op, comm);
-}
-
-void ompi_reduce_scatter_block_f(void *sbuf, void *rbuf, fint *rcount, fint *dt, fint *op, fint *comm, fint *ierr);
-void ompi_reduce_scatter_block_f(void *sbuf, void *rbuf, fint *rcount, fint *dt, fint *op, fint *comm, fint *ierr)
-{
-    AWAY_AROUND_F(SC_AWAY_REDUCE_SCATTER, reduce_scatter_block, sbuf, rbuf, rcount, dt, op, comm);
-}
-
-void ompi_scan_f(void *sbuf, void *rbuf, fint *count, fint *dt, fint *op, fint *comm, fint *ierr);
-void ompi_scan_f(void *sbuf, void *rbuf, fint *count, fint *dt, fint *op, fint *comm, fint *ierr)
-{
-    AWAY_AROUND_F(SC_AWAY_SCAN, scan, sbuf, rbuf, count, dt, op, comm);
-}
-
-void ompi_exscan_f(void *sbuf, void *rbuf, fint *count, fint *dt, fint *op, fint *comm, fint *ierr);
-void ompi_exscan_f(void *sbuf, void *rbuf, fint *count, fint *dt, fint *op, fint *comm, fint *ierr)
-{
-    AWAY_AROUND_F(SC_AWAY_SCAN, exscan, sbuf, rbuf, count, dt, op, comm);
-}
+/* Four with a reduction's arguments (reduce-scatter's count is its counts
+ * array). */
+#define REDUCTION_F(fn, what)                                                                           \
+    void ompi_##fn##_f(void *sbuf, void *rbuf, fint *count, fint *dt, fint *op, fint *comm, fint *ierr); \
+    void ompi_##fn##_f(void *sbuf, void *rbuf, fint *count, fint *dt, fint *op, fint *comm, fint *ierr)  \
+    {                                                                                                   \
+        AWAY_AROUND_F(what, fn, sbuf, rbuf, count, dt, op, comm);                                       \
+    }
+REDUCTION_F(reduce_scatter, SC_AWAY_REDUCE_SCATTER)
+REDUCTION_F(reduce_scatter_block, SC_AWAY_REDUCE_SCATTER)
+REDUCTION_F(scan, SC_AWAY_SCAN)
+REDUCTION_F(exscan, SC_AWAY_SCAN)
 
 /* ---- waits: by their tests, politely, away while requests are pending ---- */
 

@@ -13,13 +13,7 @@
 ! Rank 0 prints one line per check, "expect: eligible=N passthrough=N"
 ! (summed over ranks) and "N passed, N failed".
 program mpi_fortran
-#ifdef SC_USE_MPI_F08
-  use mpi_f08
-#define BINDING 'use mpi_f08'
-#else
-  use mpi
-#define BINDING 'use mpi'
-#endif
+#include "mpi_fortran_binding.h"
   implicit none
   integer, parameter :: nr = 20000, nd = 10000, ns = 10
   real :: rsend(nr), rrecv(nr), rexp(nr)

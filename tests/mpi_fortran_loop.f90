@@ -28,13 +28,7 @@
 !
 ! usage: mpi_fortran_loop [STEPS [EXACT]]   (60 and 1 by default)
 program mpi_fortran_loop
-#ifdef SC_USE_MPI_F08
-  use mpi_f08
-#define BINDING 'use mpi_f08'
-#else
-  use mpi
-#define BINDING 'use mpi'
-#endif
+#include "mpi_fortran_binding.h"
   use iso_c_binding, only: c_int
   implicit none
   interface
@@ -173,12 +167,7 @@ contains
       do done = 1, nt
         call MPI_WAITANY(nt, req, idx, MPI_STATUS_IGNORE, e)
         call mpi_ok(e)
-        if (idx < 1 .or. idx > nt) then
-          badwaits = badwaits + 1
-        else
-          if (seen(idx)) badwaits = badwaits + 1
-          seen(idx) = .true.
-        end if
+        call mark(idx, seen)
       end do
       call MPI_WAITANY(nt, req, idx, MPI_STATUS_IGNORE, e)   ! none active now
       call mpi_ok(e)
@@ -193,13 +182,7 @@ contains
           exit
         end if
         do k = 1, outcount
-          idx = indices(k)
-          if (idx < 1 .or. idx > nt) then
-            badwaits = badwaits + 1
-          else
-            if (seen(idx)) badwaits = badwaits + 1
-            seen(idx) = .true.
-          end if
+          call mark(indices(k), seen)
         end do
         done = done + outcount
       end do
@@ -213,6 +196,18 @@ contains
       end do
     end select
   end subroutine complete
+
+  ! A wait gave request idx (1-based): a valid index, not given before.
+  subroutine mark(idx, seen)
+    integer, intent(in) :: idx
+    logical, intent(inout) :: seen(nt)
+    if (idx < 1 .or. idx > nt) then
+      badwaits = badwaits + 1
+    else
+      if (seen(idx)) badwaits = badwaits + 1
+      seen(idx) = .true.
+    end if
+  end subroutine mark
 
   ! One blocking collective, its result checked.
   subroutine collective(which, step)
