@@ -41,17 +41,22 @@ static void waits_for(sc_engine *e, sc_track *t, int r, long count)
 }
 
 /* A stall in a tolerant mode (nothing announced for the stall time while
- * ranks wait): every rank still computing is taken to be blocked in a call
- * starcoll cannot see, as if it had said AWAY, until it next says anything.
- * Such a call (an MPI_Allgatherv, a receive, a Fortran binding's PMPI_
- * call) held the fast ranks that had finished their steps while the
- * straggler's last rounds needed them: the rule closed a few rounds below
- * the quorum, then the staleness bound held the next ones for those ranks,
- * and the job never ended. */
+ * ranks wait): a rank still computing that has made at least as many calls
+ * as some waiting rank is taken to be blocked in a call starcoll cannot
+ * see, as if it had said AWAY, until it next says anything.  Such a call
+ * (a receive, a Fortran binding's PMPI_ call) held the fast ranks that had
+ * finished their steps while the straggler's last rounds needed them: the
+ * rule closed a few rounds below the quorum, then the staleness bound held
+ * the next ones for those ranks, and the job never ended.  A rank behind
+ * every waiting rank is not presumed: it may be computing, and the
+ * staleness bound keeps waiting for it (DESIGN.md, invariant 3). */
 static void presume_outside(sc_engine *e)
 {
+    long least = -1;   /* calls made by the waiting rank least far on */
     for (int r = 0; r < e->n; r++)
-        if (!e->gone[r] && e->blocked_at[r] == -1 && !e->outside[r]) {
+        if (e->blocked_at[r] >= 0 && (least < 0 || e->last_pos[r] < least)) least = e->last_pos[r];
+    for (int r = 0; r < e->n; r++)
+        if (!e->gone[r] && e->blocked_at[r] == -1 && !e->outside[r] && e->last_pos[r] >= least) {
             e->outside[r] = e->presumed[r] = 1;
             reblock(e, r);
         }
@@ -182,7 +187,7 @@ static int close_round(sc_engine *e, int s, sc_rules *rules, sc_mode mode, int k
         char comm_name[64];
         sc_say(-1, 1, "starcoll: %s: tolerant rounds made no progress for %.0f s while ranks waited (ranks "
                "blocked in a call starcoll cannot see, or not running at all on a loaded machine); closing rounds below "
-               "the quorum to go on, without the ranks silent through it until they next call",
+               "the quorum to go on; silent ranks level with or past a waiting rank count as away until they next call",
                sc_comm_label(e, comm_name, sizeof comm_name), sc_now() - e->last_note_t);
         if (sc_rt.policy.verbose >= 2) sc_stall_books(e, 0);
     }

@@ -263,21 +263,22 @@ fi
 # (blocked in a call starcoll cannot see, or not running) would hold the
 # others forever where plain MPI would not have waited for them; the
 # coordinator then closes rounds below the quorum and says so, once, and
-# takes the ranks silent through the stall to be blocked elsewhere until
-# they next call (engine_coord.c, presume_outside).
+# takes the silent ranks that have made as many calls as some waiting
+# rank to be blocked elsewhere until they next call (engine_coord.c,
+# presume_outside).
 # (a) the world, a quorum of all 4, rank 3 stops calling for 25 s at step
-# 20: the rule, not rank 3's return, ends the wait; rounds then go on
-# without rank 3, and only the final flush, which needs every rank's
-# deposits, waits for its return (about 25 - 10 s after the stall began).
-# Before ranks were taken to be away, the staleness bound held the rounds
-# again after a few and the rule fired every 10 s until rank 3 came back.
+# 20: the rule, not rank 3's return, ends each wait, and it fires again 10 s
+# after it fired (the round it closed must not stretch the round period it
+# scales with: that made the second wait last until rank 3 came back).
+# Rank 3 is behind every waiting rank, so it is not taken to be away: the
+# staleness bound still waits for it between the rule's rounds.
 sc_job relax-world 4 -x STARCOLL_MODE=quorum -x STARCOLL_QUORUM=4 "$loops" --loop fresh --steps 60 --compute-ms 5 \
     --stop-at 20 --stop-s 25
 sc_adopt relax-world $? "stall rule, the world with a quorum of all"
 said=$(grep -c "^starcoll: comm 0: tolerant rounds made no progress for 1[0-9] s while ranks waited .*closing rounds below the quorum" "$SC_WORK/relax-world.err")
 relaxed=$(sc_totals relax-world relaxed)
 longest=$(figure relax-world longest_call_s)
-if [ "$said" = 1 ] && [ "${relaxed:-0}" -ge 2 ] && awk -v l="${longest:-0}" 'BEGIN { exit !(l >= 9.5 && l < 17) }'; then
+if [ "$said" = 1 ] && [ "${relaxed:-0}" -ge 2 ] && awk -v l="${longest:-0}" 'BEGIN { exit !(l >= 9.5 && l < 14) }'; then
     ok "stall rule, the world: said once, $relaxed round(s) closed below the quorum, the longest wait $longest s (rank 3 stopped 25 s)"
 else
     fail "stall rule, the world: said ${said:-0} times, relaxed=${relaxed:-none}, longest call ${longest:-none} s"
@@ -324,13 +325,14 @@ fi
 # (d) a rank blocked where starcoll cannot see (an MPI_Sendrecv after its
 # steps, as a code passes a figure on) while a straggler's last rounds need
 # it: rank 1 3x slow in quorum, the others run ahead, finish their steps,
-# and rank 2 waits in the MPI_Sendrecv for rank 1.  The rule fires once,
-# and rank 1's last calls go on without rank 2.  Before, they waited for
-# its deposits forever (the job did not end in 60 s).
+# and rank 2 waits in the MPI_Sendrecv for rank 1.  The rule fires once;
+# rank 2, further on than rank 1, is taken to be away, and rank 1's last
+# calls go on without it.  Before, they waited for its deposits forever
+# (the job did not end in 60 s).
 SC_RUN_TIMEOUT=60 sc_job relax-unseen 4 -x STARCOLL_MODE=quorum "$loops" --loop fresh --steps 40 --compute-ms 20 \
     --slow-rank 1 --slow-factor 3 --end-call sendrecv
 sc_adopt relax-unseen $? "stall rule, a rank blocked unseen after its steps"
-said=$(grep -c "^starcoll: comm 0: tolerant rounds made no progress for 1[0-9] s while ranks waited .*without the ranks silent through it" "$SC_WORK/relax-unseen.err")
+said=$(grep -c "^starcoll: comm 0: tolerant rounds made no progress for 1[0-9] s while ranks waited .*silent ranks level with or past a waiting rank count as away" "$SC_WORK/relax-unseen.err")
 longest=$(figure relax-unseen longest_call_s)
 if [ "$said" = 1 ] && awk -v l="${longest:-0}" 'BEGIN { exit !(l >= 9.5 && l < 20) }'; then
     ok "stall rule, a rank blocked unseen after its steps: said once, the job ended, the longest wait $longest s"
