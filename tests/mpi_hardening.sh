@@ -328,13 +328,15 @@ fi
 # and rank 2 waits in the MPI_Sendrecv for rank 1.  The rule fires once;
 # rank 2, further on than rank 1, is taken to be away, and rank 1's last
 # calls go on without it.  Before, they waited for its deposits forever
-# (the job did not end in 60 s).
+# (the job did not end in 60 s).  A fast rank that finishes its steps only
+# after the stall costs a stall of its own (once in CI: 21.5 s), so the
+# bound on the longest wait allows two.
 SC_RUN_TIMEOUT=60 sc_job relax-unseen 4 -x STARCOLL_MODE=quorum "$loops" --loop fresh --steps 40 --compute-ms 20 \
     --slow-rank 1 --slow-factor 3 --end-call sendrecv
 sc_adopt relax-unseen $? "stall rule, a rank blocked unseen after its steps"
 said=$(grep -c "^starcoll: comm 0: tolerant rounds made no progress for 1[0-9] s while ranks waited .*silent ranks level with or past a waiting rank count as away" "$SC_WORK/relax-unseen.err")
 longest=$(figure relax-unseen longest_call_s)
-if [ "$said" = 1 ] && awk -v l="${longest:-0}" 'BEGIN { exit !(l >= 9.5 && l < 20) }'; then
+if [ "$said" = 1 ] && awk -v l="${longest:-0}" 'BEGIN { exit !(l >= 9.5 && l < 35) }'; then
     ok "stall rule, a rank blocked unseen after its steps: said once, the job ended, the longest wait $longest s"
 else
     fail "stall rule, a rank blocked unseen after its steps: said ${said:-0} times, longest call ${longest:-none} s"
