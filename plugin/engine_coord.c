@@ -187,8 +187,9 @@ static int close_round(sc_engine *e, int s, sc_rules *rules, sc_mode mode, int k
         char comm_name[64];
         sc_say(-1, 1, "starcoll: %s: tolerant rounds made no progress for %.0f s while ranks waited (ranks "
                "blocked in a call starcoll cannot see, or not running at all on a loaded machine); closing rounds below "
-               "the quorum to go on; silent ranks level with or past a waiting rank count as away until they next call",
-               sc_comm_label(e, comm_name, sizeof comm_name), sc_now() - e->last_note_t);
+               "the quorum to go on%s", sc_comm_label(e, comm_name, sizeof comm_name), sc_now() - e->last_note_t,
+               sc_exact_mode(mode) ? ""   /* rounds of an exact mode presume nobody away (the coordinator loop) */
+                                   : "; silent ranks level with or past a waiting rank count as away until they next call");
         if (sc_rt.policy.verbose >= 2) sc_stall_books(e, 0);
     }
     int flushing = sc_track_flushing(tr);

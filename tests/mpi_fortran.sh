@@ -34,20 +34,29 @@ if ! command -v "$fc" >/dev/null 2>&1; then
 fi
 sc_need_library || finish
 
+# build_fortran SOURCE EXE BINDING LABEL [mpifort flags]: EXE built from
+# SOURCE unless there already; on failure a skip (mpi_f08: a compiler
+# without the module) or a failure, and status 1.
+build_fortran() {
+    local source=$1 exe=$2 binding=$3 label=$4
+    shift 4
+    [ -x "$exe" ] && return 0
+    "$fc" -cpp "$@" -o "$exe" "$source" >"$SC_WORK/build.log" 2>&1 && return 0
+    if [ "$binding" = "use mpi_f08" ]; then
+        skip "$label: $fc cannot build with $binding here"
+    else
+        fail "$label: $fc cannot build $source:"
+        sed 's/^/    /' "$SC_WORK/build.log" | head -n 20
+    fi
+    return 1
+}
+
 # fortran_job BINDING [mpifort flags]: build one variant, run it, check it.
 fortran_job() {
     local binding=$1
     shift
     local exe="$SC_WORK/mpi_fortran-${binding// /_}" label="Fortran ($binding) np=4 hier group=2"
-    if ! "$fc" -cpp "$@" -o "$exe" "$src" >"$SC_WORK/build.log" 2>&1; then
-        if [ "$binding" = "use mpi_f08" ]; then
-            skip "$label: $fc cannot build with $binding here"
-        else
-            fail "$label: $fc cannot build $src:"
-            sed 's/^/    /' "$SC_WORK/build.log" | head -n 20
-        fi
-        return
-    fi
+    build_fortran "$src" "$exe" "$binding" "$label" "$@" || return
     local name="fortran-${binding// /_}"
     sc_job "$name" 4 -x STARCOLL_MODE=hier -x STARCOLL_GROUP=2 "$exe"
     sc_adopt "$name" $? "$label"
@@ -66,15 +75,7 @@ loop_job() {
     shift 3
     local exe="$SC_WORK/mpi_fortran_loop-${binding// /_}" label="Fortran loop ($binding) np=4 $mode, rank 1 2x slow"
     if [ "$exact" = 0 ]; then label="$label, no exact call"; fi
-    if [ ! -x "$exe" ] && ! "$fc" -cpp "$@" -o "$exe" "$here/mpi_fortran_loop.f90" >"$SC_WORK/build.log" 2>&1; then
-        if [ "$binding" = "use mpi_f08" ]; then
-            skip "$label: $fc cannot build with $binding here"
-        else
-            fail "$label: $fc cannot build mpi_fortran_loop.f90:"
-            sed 's/^/    /' "$SC_WORK/build.log" | head -n 20
-        fi
-        return
-    fi
+    build_fortran "$here/mpi_fortran_loop.f90" "$exe" "$binding" "$label" "$@" || return
     local name="fortran-loop-${binding// /_}-$mode-$exact"
     SC_RUN_TIMEOUT=60 sc_job "$name" 4 -x STARCOLL_MODE="$mode" -x "STARCOLL_TRACE=$SC_WORK/$name.trace" "$exe" 60 "$exact"
     sc_adopt "$name" $? "$label"
