@@ -11,8 +11,9 @@
  * The mode in force (rank 0's, or the lowest rank's) colours the
  * background; a dashed line marks each decision (a change of mode or of
  * children).  Past 16 ranks the plot shows the median rank and the 8 ranks
- * slowest on average.  -c COMM plots the traces of the N-th other
- * communicator (PREFIX.RANK.cN) instead of the world's (PREFIX.RANK).
+ * slowest on average.  -c COMM plots the traces of the communicator the
+ * report calls COMM (PREFIX.RANK.cCOMM: "1", "1@4") instead of the
+ * world's (PREFIX.RANK).
  *
  * gnuplot (Debian's gnuplot-nox) draws it; a trace that ends in a partial
  * line (a job killed while writing) is an error unless --allow-partial. */
@@ -108,16 +109,16 @@ static int read_trace(const char *path, series *s, int allow_partial)
 }
 
 /* PREFIX.RANK (comm 0) or PREFIX.RANK.cCOMM: the part after the prefix. */
-static int wanted(const char *path, size_t plen, int comm)
+static int wanted(const char *path, size_t plen, const char *comm)
 {
     const char *p = path + plen;
     if (*p != '.' || !p[1]) return 0;
     char *end;
     strtol(p + 1, &end, 10);
     if (end == p + 1) return 0;
-    if (comm == 0) return *end == '\0';
-    char want[32];
-    snprintf(want, sizeof want, ".c%d", comm);
+    if (!comm) return *end == '\0';
+    char want[64];
+    snprintf(want, sizeof want, ".c%s", comm);
     return strcmp(end, want) == 0;
 }
 
@@ -184,12 +185,16 @@ static void plot_panel(FILE *g, const char *dir, series **shown, int nshown, int
 int main(int argc, char **argv)
 {
     const char *out = "starcoll-plot.png", *prefix = NULL;
-    int width = 1200, height = 800, comm = 0, allow_partial = 0, first_file = argc;
+    const char *comm = NULL;   /* NULL: the world */
+    int width = 1200, height = 800, allow_partial = 0, first_file = argc;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-o") && next) out = argv[++i];
         else if (!strcmp(a, "-p") && next) prefix = argv[++i];
-        else if (!strcmp(a, "-c") && next) comm = atoi(argv[++i]);
+        else if (!strcmp(a, "-c") && next) {
+            comm = argv[++i];
+            if (!strcmp(comm, "0")) comm = NULL;
+        }
         else if (!strcmp(a, "-s") && next) {
             if (sscanf(argv[++i], "%dx%d", &width, &height) != 2 || width < 200 || height < 200 || width > 10000 ||
                 height > 10000) {

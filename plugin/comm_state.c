@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kernels.h"
+#include "report.h"
 
 static int keyval = MPI_KEYVAL_INVALID;
 static sc_comm *live;   /* every communicator with state, newest first */
@@ -213,6 +214,21 @@ sc_comm *sc_comm_get(MPI_Comm comm)
     return cs;
 }
 
+/* The world rank of comm's rank 0 (of its local group, for an
+ * intercommunicator): with the order of first use there, what names the
+ * communicator alike on all its ranks.  -1 where it cannot be had. */
+static int leader_world_rank(MPI_Comm comm)
+{
+    MPI_Group mine = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+    int zero = 0, leader = -1;
+    if (PMPI_Comm_group(comm, &mine) != MPI_SUCCESS || PMPI_Comm_group(MPI_COMM_WORLD, &world) != MPI_SUCCESS ||
+        PMPI_Group_translate_ranks(mine, 1, &zero, world, &leader) != MPI_SUCCESS || leader == MPI_UNDEFINED)
+        leader = -1;
+    if (mine != MPI_GROUP_NULL) PMPI_Group_free(&mine);
+    if (world != MPI_GROUP_NULL) PMPI_Group_free(&world);
+    return leader;
+}
+
 /* live_mu held */
 static sc_comm *make_state(MPI_Comm comm)
 {
@@ -240,6 +256,9 @@ static sc_comm *make_state(MPI_Comm comm)
     cs->row = &sc_rt.rows[row];
     cs->row->instances += 1;
     if (cs->size > cs->row->size) cs->row->size = cs->size;
+    cs->row->label_ord = row;   /* this rank's order, until the first tolerant call agrees on its rank 0's */
+    cs->row->leader = leader_world_rank(comm);
+    sc_report_label((int)cs->row->label_ord, (int)cs->row->leader, cs->label, sizeof cs->label);
     return cs;
 }
 

@@ -13,6 +13,7 @@ typedef struct sc_comm {
     MPI_Comm comm;
     int size, rank, is_inter;
     sc_stats *row;              /* report row these calls count into */
+    char label[24];             /* its name in lines and the report (sc_report_label) */
     long eligible_calls;
     sc_hier hier;               /* hier: built once on first use */
     /* tolerant modes: which tensor each call is (identity.h), agreed on

@@ -330,14 +330,14 @@ void sc_engine_free(sc_engine *e)
  * FOLDER/trace.<world rank>); never through a symbolic link nor over an
  * existing file (outfile.h).  A file that cannot be opened costs one line
  * and no trace. */
-static void open_trace(sc_engine *e, int comm_id)
+static void open_trace(sc_engine *e)
 {
     char path[SC_PATH_LEN + 40], used[SC_PATH_LEN + 48], note[2 * SC_PATH_LEN + 200];
     const char *prefix = sc_rt.policy.trace;
     size_t len = strlen(prefix);
     const char *base = len && prefix[len - 1] == '/' ? "trace" : "";
-    if (comm_id == 0) snprintf(path, sizeof path, "%s%s.%d", prefix, base, sc_rt.world_rank);
-    else snprintf(path, sizeof path, "%s%s.%d.c%d", prefix, base, sc_rt.world_rank, comm_id);
+    if (strcmp(e->comm_label, "0") == 0) snprintf(path, sizeof path, "%s%s.%d", prefix, base, sc_rt.world_rank);
+    else snprintf(path, sizeof path, "%s%s.%d.c%s", prefix, base, sc_rt.world_rank, e->comm_label);
     e->trace = sc_outfile_open(path, used, sizeof used, note, sizeof note);
     if (note[0]) sc_say(SC_SAY_TRACE, 1, "starcoll: STARCOLL_TRACE: %s%s", note, e->trace ? "" : "; no trace");
     if (!e->trace) return;
@@ -404,7 +404,7 @@ static int map_world_ranks(MPI_Comm comm, int n, int *world)
     return in_order;
 }
 
-sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, int comm_id,
+sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, const char *comm_label,
                            double learn_load_s, double learn_given)
 {
     sc_engine *e = calloc(1, sizeof *e);
@@ -419,7 +419,7 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, i
     pthread_cond_init(&e->cv_engine, NULL);
     PMPI_Comm_rank(comm, &e->rank);
     PMPI_Comm_size(comm, &e->n);
-    e->comm_id = comm_id;
+    snprintf(e->comm_label, sizeof e->comm_label, "%s", comm_label);
     if (sc_rt.policy.mode == SC_MODE_AUTO) {   /* for the first decision (engine_decide.c) */
         e->learn_load = calloc((size_t)e->n, sizeof(double));
         e->learn_given = calloc((size_t)e->n, sizeof(double));
@@ -478,7 +478,7 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, i
         if (ok) e->world_order = map_world_ranks(comm, e->n, e->world_rank);
     }
     ok = ok && sc_groups_init(e) == 0 && sc_probe_init(e) == 0;
-    if (ok && e->rank == e->coord) ok = (e->decider = sc_decider_new(e, comm_id)) != NULL;
+    if (ok && e->rank == e->coord) ok = (e->decider = sc_decider_new(e)) != NULL;
     /* Collective over comm: every rank starts its engine at the same call.
      * The outcome is agreed on, so a failure anywhere leaves all exact. */
     int rc1 = PMPI_Comm_dup(comm, &e->ctrl);
@@ -494,7 +494,7 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, i
         sc_hier_prepare(&e->hier, e->data, sc_rt.policy.group_size);
         sc_hier_prepare(&e->direct_hier, e->direct_comm, sc_rt.policy.group_size);
     }
-    if (all && sc_rt.policy.trace[0]) open_trace(e, comm_id);
+    if (all && sc_rt.policy.trace[0]) open_trace(e);
     if (all) all = pthread_create(&e->thread, NULL, engine_main, e) == 0;
     e->thread_started = all;
     /* A thread that failed to start on one rank would hang the others:

@@ -39,7 +39,7 @@ typedef struct sc_engine_stats {
  * CPU its calling thread was given while runnable then (< 0 unknown), place
  * the coordinator.  NULL on failure, with a notice; the caller then stays
  * exact. */
-sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, int comm_id,
+sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, const char *comm_label,
                            double learn_load_s, double learn_given);
 
 /* One user call as the application made it. */

@@ -24,7 +24,6 @@
 struct sc_decider {
     sc_engine *e;
     int n;
-    int comm_id;                /* report row of the communicator */
     /* auto: one feature row per rank and coordinator step for the selector */
     double *acc;                /* n x SC_NFEAT: rows received since the last step */
     long *nacc;
@@ -49,13 +48,12 @@ struct sc_decider {
     sc_decision dec;
 };
 
-struct sc_decider *sc_decider_new(sc_engine *e, int comm_id)
+struct sc_decider *sc_decider_new(sc_engine *e)
 {
     struct sc_decider *d = calloc(1, sizeof *d);
     if (!d) return NULL;
     d->e = e;
     d->n = e->n;
-    d->comm_id = comm_id;
     d->compute_sum = calloc((size_t)e->n, sizeof(double));
     d->steps = calloc((size_t)e->n, sizeof(long));
     d->candidate = calloc((size_t)e->n, 1);
@@ -63,7 +61,7 @@ struct sc_decider *sc_decider_new(sc_engine *e, int comm_id)
         sc_decider_free(d);
         return NULL;
     }
-    sc_report_coordinator(comm_id, e->rank);
+    sc_report_coordinator(e->comm_label, e->rank);
     if (sc_rt.policy.mode == SC_MODE_AUTO) {
         size_t cells = (size_t)e->n * SC_NFEAT;
         d->acc = calloc(cells, sizeof(double));
@@ -91,11 +89,11 @@ struct sc_decider *sc_decider_new(sc_engine *e, int comm_id)
             d->sel = sc_selector_new(&cfg, msg, sizeof msg);
         if (msg[0]) {
             sc_say(SC_SAY_SELECTOR, 1, "%s%s", strncmp(msg, "starcoll:", 9) ? "starcoll: " : "", msg);
-            sc_report_note(comm_id, msg);   /* the report says the selector fell back */
+            sc_report_note(e->comm_label, msg);   /* the report says the selector fell back */
         }
         if (!d->sel) {
             sc_say(SC_SAY_SELECTOR, 1, "starcoll: the selector could not start; auto stays sync");
-            sc_report_note(comm_id, "the selector could not start; auto stays sync");
+            sc_report_note(e->comm_label, "the selector could not start; auto stays sync");
         }
         d->dec.parent = d->dec_parent;
         if (d->sel && sc_rt.policy.schedule[0]) {
@@ -119,7 +117,7 @@ void sc_decider_free(struct sc_decider *d)
     free(d->dec_parent);
     sc_arrival_free(d->arrival);
     free(d->lag);
-    if (d->sel) sc_report_stragglers(d->comm_id, d->slog, d->e->world_rank);
+    if (d->sel) sc_report_stragglers(d->e->comm_label, d->slog, d->e->world_rank);
     sc_straggler_log_free(d->slog);
     if (d->sel) sc_selector_free(d->sel);
     sc_schedule_free(d->schedule);
@@ -194,7 +192,7 @@ static int take_decision(struct sc_decider *d, long *parent, sc_mode *mode, int 
     *k = d->dec.quorum_k > 0 ? d->dec.quorum_k : d->n;
     char signals[256] = "";
     if (!at_start) sc_selector_signals(d->sel, signals, sizeof signals);
-    sc_report_decision(d->comm_id, d->step, m, *k, children, d->dec.reason, signals);
+    sc_report_decision(d->e->comm_label, d->step, m, *k, children, d->dec.reason, signals);
     return 1;
 }
 
@@ -312,7 +310,7 @@ int sc_decider_decide(struct sc_decider *d, long *parent, sc_mode *mode, int *k)
                     at += snprintf(at, (size_t)(reason + sizeof reason - at), "%s%d", children ? "," : ": rank ", r);
                 children++;
             }
-            sc_report_decision(d->comm_id, d->coord_steps, SC_MODE_GROUPS, *k, children, reason, "");
+            sc_report_decision(d->e->comm_label, d->coord_steps, SC_MODE_GROUPS, *k, children, reason, "");
         }
     }
     (void)k;

@@ -134,7 +134,7 @@ struct sc_engine {
      * data among the members (ring_allreduce.c), no communicator of its own. */
     MPI_Comm ctrl, data, direct_comm;
     int rank, n, coord;
-    int comm_id;               /* report row of the communicator */
+    char comm_label[24];       /* the communicator's name in lines and the report (sc_report_label) */
     int *world_rank;           /* coordinator: each rank's rank in MPI_COMM_WORLD (-1 unknown); else NULL */
     int world_order;           /* every rank r is world rank r: its lines need no world ranks */
     pthread_t thread;
@@ -377,7 +377,7 @@ const char *sc_comm_label(const sc_engine *e, char *buf, size_t len);
 const char *sc_rank_label(const sc_engine *e, int r, char *buf, size_t len);
 
 /* engine_decide.c: the coordinator's membership and mode decisions */
-struct sc_decider *sc_decider_new(sc_engine *e, int comm_id);
+struct sc_decider *sc_decider_new(sc_engine *e);
 void sc_decider_free(struct sc_decider *d);
 /* Fold in one rank's step features (drained from TAG_FEAT). */
 void sc_decider_observe(struct sc_decider *d, int rank, const double *feat);

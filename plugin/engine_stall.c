@@ -123,8 +123,8 @@ static const char *state_name(const long *a)
 
 const char *sc_comm_label(const sc_engine *e, char *buf, size_t len)
 {
-    if (e->world_order || !e->world_rank || e->world_rank[e->rank] < 0) snprintf(buf, len, "comm %d", e->comm_id);
-    else snprintf(buf, len, "comm %d (coordinated by world rank %d)", e->comm_id, e->world_rank[e->rank]);
+    if (e->world_order || !e->world_rank || e->world_rank[e->rank] < 0) snprintf(buf, len, "comm %s", e->comm_label);
+    else snprintf(buf, len, "comm %s (coordinated by world rank %d)", e->comm_label, e->world_rank[e->rank]);
     return buf;
 }
 
@@ -148,15 +148,15 @@ const char *sc_rank_label(const sc_engine *e, int r, char *buf, size_t len)
 void sc_stall_books(sc_engine *e, int with_answers)
 {
     struct sc_stall *w = e->stall;
-    fprintf(stderr, "starcoll: comm %d coordinator: mode %s direct %d pending_direct %d", e->comm_id,
+    fprintf(stderr, "starcoll: comm %s coordinator: mode %s direct %d pending_direct %d", e->comm_label,
             sc_mode_name(e->mode), e->direct, (int)e->pending_direct);
     for (int q = 0; q < e->n; q++)
         fprintf(stderr, " | r%d blocked %d pos %ld off %ld%s%s", q, e->blocked_at[q], e->last_pos[q], e->off_pos[q],
                 e->in_direct[q] ? " direct" : "", e->gone[q] ? " gone" : "");
     fputc('\n', stderr);
     if (with_answers) {
-        fprintf(stderr, "starcoll: comm %d ranks' own view (calls/included/inbox on the slot of their call, waiting, parent):",
-                e->comm_id);
+        fprintf(stderr, "starcoll: comm %s ranks' own view (calls/included/inbox on the slot of their call, waiting, parent):",
+                e->comm_label);
         for (int q = 0; q < e->n; q++) {
             const long *a = w->answers + q * ST_LEN;
             fprintf(stderr, " | r%d s%ld %ld/%ld/%ld w%ld p%ld", q, a[ST_SLOT], a[ST_CALLS], a[ST_INCLUDED], a[ST_INBOX],
@@ -166,7 +166,7 @@ void sc_stall_books(sc_engine *e, int with_answers)
     }
     for (int sl = 0; sl < e->nslots; sl++) {
         const sc_track *t = &e->slots[sl].track;
-        fprintf(stderr, "starcoll: comm %d slot %d flush %ld (announced/included, x: waits):", e->comm_id, sl, t->flush_upto);
+        fprintf(stderr, "starcoll: comm %s slot %d flush %ld (announced/included, x: waits):", e->comm_label, sl, t->flush_upto);
         for (int q = 0; q < e->n; q++)
             fprintf(stderr, " %ld/%ld%s", t->announced[q], t->included[q], t->exact_upto[q] == t->announced[q] ? "x" : "");
         fputc('\n', stderr);

@@ -300,9 +300,17 @@ static int ensure_identity(sc_comm *cs)
     sc_identity *id = sc_identity_new();
     MPI_Comm dup = MPI_COMM_NULL;
     int away = away_begin();
-    int ok = id != NULL && PMPI_Comm_dup(cs->comm, &dup) == MPI_SUCCESS, all = 0;
-    if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, cs->comm) != MPI_SUCCESS) all = 0;
+    /* with the agreement, rank 0's report row: the communicator's name on
+     * all its ranks (sc_report_label) */
+    int mine[2] = {!(id != NULL && PMPI_Comm_dup(cs->comm, &dup) == MPI_SUCCESS),
+                   cs->rank == 0 ? (int)(cs->row - sc_rt.rows) : -1}, agreed[2] = {1, -1};
+    if (PMPI_Allreduce(mine, agreed, 2, MPI_INT, MPI_MAX, cs->comm) != MPI_SUCCESS) agreed[0] = 1;
+    int all = !agreed[0];
     away_end(away);
+    if (all && agreed[1] >= 0) {
+        cs->row->label_ord = agreed[1];
+        sc_report_label(agreed[1], (int)cs->row->leader, cs->label, sizeof cs->label);
+    }
     if (!all) {
         if (dup != MPI_COMM_NULL) PMPI_Comm_free(&dup);
         sc_identity_free(id);
@@ -343,8 +351,8 @@ static int call_fails(sc_comm *cs, const sc_user_call *c, sc_dkind dk, int rc, c
     vsnprintf(cause, sizeof cause, fmt, ap);
     va_end(ap);
     PMPI_Error_string(rc, err, &len);
-    fprintf(stderr, "starcoll: rank %d: MPI_Allreduce on comm %d (%d %s elements, call %ld on it): %s; returning %s%s\n",
-            sc_rt.world_rank, (int)(cs->row - sc_rt.rows), c->count, kind_name(dk), cs->eligible_calls, cause, err,
+    fprintf(stderr, "starcoll: rank %d: MPI_Allreduce on comm %s (%d %s elements, call %ld on it): %s; returning %s%s\n",
+            sc_rt.world_rank, cs->label, c->count, kind_name(dk), cs->eligible_calls, cause, err,
             ++cs->said_reject == 3 ? " (further failures on this communicator are counted in the report)" : "");
     PMPI_Comm_call_errhandler(cs->comm, rc);
     return rc;
@@ -363,13 +371,13 @@ static void adopt_pattern(sc_comm *cs)
 {
     cs->why_exact[0] = '\0';
     if (sc_rt.policy.verbose >= 1 && cs->rank == 0)
-        fprintf(stderr, "starcoll: comm %d: learned a step of %d eligible calls (%s)\n", (int)(cs->row - sc_rt.rows),
+        fprintf(stderr, "starcoll: comm %s: learned a step of %d eligible calls (%s)\n", cs->label,
                 sc_identity_slots(cs->id), sc_identity_how(cs->id));
     if (!sc_identity_trusted(cs->id)) {
         snprintf(cs->why_exact, sizeof cs->why_exact, "%s", sc_identity_why_exact(cs->id));
         snprintf(sc_rt.row_why[cs->row - sc_rt.rows], sizeof sc_rt.row_why[0], "%s", cs->why_exact);
         if (sc_rt.policy.verbose >= 1 && cs->rank == 0)
-            fprintf(stderr, "starcoll: comm %d: the step's calls stay exact: %s\n", (int)(cs->row - sc_rt.rows), cs->why_exact);
+            fprintf(stderr, "starcoll: comm %s: the step's calls stay exact: %s\n", cs->label, cs->why_exact);
         return;
     }
     if (cs->engine_failed) return;
@@ -389,7 +397,7 @@ static void adopt_pattern(sc_comm *cs)
     if (cs->learn_cpu0 >= 0 && sc_proc_thread_times(&cpu1, &runq1) == 0 && cpu1 > cs->learn_cpu0 &&
         runq1 >= cs->learn_runq0)
         given = (cpu1 - cs->learn_cpu0) / (cpu1 - cs->learn_cpu0 + runq1 - cs->learn_runq0);
-    cs->engine = sc_engine_start(cs->comm, cs->id, start, (int)(cs->row - sc_rt.rows), learn_load, given);
+    cs->engine = sc_engine_start(cs->comm, cs->id, start, cs->label, learn_load, given);
     away_end(away);
     if (!cs->engine) {
         cs->engine_failed = 1;
@@ -810,8 +818,8 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     }
     if (!sc_comm_enter(cs)) {
         sc_say(SC_SAY_THREAD, 1, "starcoll: rank %d: two threads call MPI_Allreduce on one communicator at once "
-               "(comm %d; erroneous in MPI: the order of the two is undefined); such calls pass through unchanged",
-               sc_rt.world_rank, (int)(cs->row - sc_rt.rows));
+               "(comm %s; erroneous in MPI: the order of the two is undefined); such calls pass through unchanged",
+               sc_rt.world_rank, cs->label);
         cs->row->passthrough += 1;
         cs->row->why_not[SC_ELIG_THREAD] += 1;
         return PLAIN(comm);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <limits.h>
 #include "report.h"
 #include "runtime.h"
 #include "monitor.h"
@@ -55,67 +56,184 @@ static void write_host_asked(FILE *f, const double *tot)
                 : "; no call was on device buffers: STARCOLL_CUDA=off would not ask");
 }
 
-static void pack(double *sum, double *max)
+/* A report row as world rank 0 gathers it: which communicator
+ * (sc_report_label), its fields, and why its calls stayed exact. */
+typedef struct wire_row {
+    double ord, leader;
+    double v[F_N];
+    char why[400];
+} wire_row;
+
+/* Every rank's rows, one per communicator, in their names' order (world
+ * rank 0).  Past MERGED_MAX communicators, the last row lumps the rest. */
+#define MERGED_MAX 64
+typedef struct merged {
+    int n;
+    double sum[MERGED_MAX * F_N], max[MERGED_MAX * F_N];
+    int ord[MERGED_MAX], leader[MERGED_MAX];
+    char label[MERGED_MAX][24];
+    char why[MERGED_MAX][400];
+} merged;
+
+void sc_report_label(int ord, int leader, char *buf, size_t len)
 {
-    for (int r = 0; r < SC_REPORT_ROWS; r++) {
-        const sc_stats *s = &sc_rt.rows[r];
-        double *o = sum + r * F_N, *m = max + r * F_N;
-        o[F_ELIG] = s->eligible;
-        o[F_PASS] = s->passthrough;
-        o[F_BYTES] = s->bytes;
-        o[F_TIME] = s->time_in;
-        for (int k = 0; k < SC_NMODES; k++) o[F_MODE0 + k] = s->mode_calls[k];
-        o[F_SIZE] = s->size;
-        o[F_INST] = s->instances;
-        o[F_RANKS] = s->instances > 0;
-        o[F_STEPS] = s->steps;
-        o[F_ROUNDS] = s->rounds;
-        o[F_FRESH] = s->fresh_sum;
-        o[F_LATE] = s->late_calls;
-        o[F_STALE] = s->max_stale;
-        o[F_WAIT] = s->wait_s;
-        o[F_CHILD] = s->child_rounds;
-        o[F_XCALLS] = s->exact_in_tolerant;
-        o[F_XTIME] = s->exact_in_tolerant_s;
-        o[F_COMPUTE] = s->compute_s;
-        o[F_RELAXED] = s->relaxed;
-        o[F_NEGMINFRESH] = s->min_fresh > 0 ? -s->min_fresh : -1e9;   /* reduced with MAX: the least min */
-        o[F_LEARN] = s->learning_calls;
-        o[F_AMBIG] = s->ambiguous_calls;
-        o[F_STRAY] = s->stray_calls;
-        o[F_RELEARN] = s->relearns;
-        o[F_FAILED] = s->failed;
-        o[F_CARRY] = s->carries_left;
-        o[F_NB] = s->nonblocking;
-        o[F_OVERLAP] = s->overlapped;
-        o[F_FUSED] = s->fused_calls;
-        o[F_COPIED] = s->copied_bytes;
-        o[F_DEV_CALLS] = s->device_calls;
-        o[F_DEV_BYTES] = s->device_bytes;
-        o[F_DEV_S] = s->device_s;
-        for (int k = 0; k < SC_NMODES; k++) o[F_DEV_MODE0 + k] = s->device_mode[k];
-        o[F_DEV_EXACT] = s->device_exact;
-        o[F_DEV_PINNED] = s->device_pinned;
-        o[F_DEV_NCCL] = s->device_nccl;
-        o[F_HOST_ASKED] = s->host_asked.host_pointers;
-        o[F_HOST_TIMED] = s->host_asked.timed;
-        o[F_HOST_TIMED_S] = s->host_asked.seconds;
-        for (int k = 0; k < SC_ELIG_NREASONS_MAX; k++) o[F_WHY0 + k] = s->why_not[k];
-        memcpy(m, o, sizeof(double) * F_N);
+    if (ord >= SC_REPORT_ROWS - 1) snprintf(buf, len, "%d+", SC_REPORT_ROWS - 1);
+    else if (leader <= 0) snprintf(buf, len, "%d", ord);
+    else snprintf(buf, len, "%d@%d", ord, leader);
+}
+
+static void pack(wire_row *w, int r)
+{
+    const sc_stats *s = &sc_rt.rows[r];
+    double *o = w->v;
+    w->ord = s->label_ord;
+    w->leader = s->leader;
+    snprintf(w->why, sizeof w->why, "%s", sc_rt.row_why[r]);
+    o[F_ELIG] = s->eligible;
+    o[F_PASS] = s->passthrough;
+    o[F_BYTES] = s->bytes;
+    o[F_TIME] = s->time_in;
+    for (int k = 0; k < SC_NMODES; k++) o[F_MODE0 + k] = s->mode_calls[k];
+    o[F_SIZE] = s->size;
+    o[F_INST] = s->instances;
+    o[F_RANKS] = s->instances > 0;
+    o[F_STEPS] = s->steps;
+    o[F_ROUNDS] = s->rounds;
+    o[F_FRESH] = s->fresh_sum;
+    o[F_LATE] = s->late_calls;
+    o[F_STALE] = s->max_stale;
+    o[F_WAIT] = s->wait_s;
+    o[F_CHILD] = s->child_rounds;
+    o[F_XCALLS] = s->exact_in_tolerant;
+    o[F_XTIME] = s->exact_in_tolerant_s;
+    o[F_COMPUTE] = s->compute_s;
+    o[F_RELAXED] = s->relaxed;
+    o[F_NEGMINFRESH] = s->min_fresh > 0 ? -s->min_fresh : -1e9;   /* reduced with MAX: the least min */
+    o[F_LEARN] = s->learning_calls;
+    o[F_AMBIG] = s->ambiguous_calls;
+    o[F_STRAY] = s->stray_calls;
+    o[F_RELEARN] = s->relearns;
+    o[F_FAILED] = s->failed;
+    o[F_CARRY] = s->carries_left;
+    o[F_NB] = s->nonblocking;
+    o[F_OVERLAP] = s->overlapped;
+    o[F_FUSED] = s->fused_calls;
+    o[F_COPIED] = s->copied_bytes;
+    o[F_DEV_CALLS] = s->device_calls;
+    o[F_DEV_BYTES] = s->device_bytes;
+    o[F_DEV_S] = s->device_s;
+    for (int k = 0; k < SC_NMODES; k++) o[F_DEV_MODE0 + k] = s->device_mode[k];
+    o[F_DEV_EXACT] = s->device_exact;
+    o[F_DEV_PINNED] = s->device_pinned;
+    o[F_DEV_NCCL] = s->device_nccl;
+    o[F_HOST_ASKED] = s->host_asked.host_pointers;
+    o[F_HOST_TIMED] = s->host_asked.timed;
+    o[F_HOST_TIMED_S] = s->host_asked.seconds;
+    for (int k = 0; k < SC_ELIG_NREASONS_MAX; k++) o[F_WHY0 + k] = s->why_not[k];
+}
+
+/* Folds one rank's row into the row of its communicator: fields summed,
+ * and their maxima. */
+static void merge_row(merged *t, const wire_row *w)
+{
+    int ord = (int)w->ord, leader = ord >= SC_REPORT_ROWS - 1 ? -1 : (int)w->leader, i = 0;
+    while (i < t->n && !(t->ord[i] == ord && t->leader[i] == leader)) i++;
+    if (i == MERGED_MAX) {
+        i = MERGED_MAX - 1;
+        t->ord[i] = INT_MAX;   /* lumped: sorted last */
+        snprintf(t->label[i], sizeof t->label[i], "more");
+    } else if (i == t->n) {
+        t->n++;
+        t->ord[i] = ord;
+        t->leader[i] = leader;
+        sc_report_label(ord, leader, t->label[i], sizeof t->label[i]);
+        memcpy(t->max + i * F_N, w->v, sizeof w->v);
     }
+    for (int k = 0; k < F_N; k++) {
+        t->sum[i * F_N + k] += w->v[k];
+        if (w->v[k] > t->max[i * F_N + k]) t->max[i * F_N + k] = w->v[k];
+    }
+    if (!t->why[i][0]) memcpy(t->why[i], w->why, sizeof t->why[i]);
+}
+
+static void swap_rows(merged *t, int a, int b)
+{
+    double d[F_N];
+    char text[400];
+    int x;
+    memcpy(d, t->sum + a * F_N, sizeof d), memcpy(t->sum + a * F_N, t->sum + b * F_N, sizeof d), memcpy(t->sum + b * F_N, d, sizeof d);
+    memcpy(d, t->max + a * F_N, sizeof d), memcpy(t->max + a * F_N, t->max + b * F_N, sizeof d), memcpy(t->max + b * F_N, d, sizeof d);
+    x = t->ord[a], t->ord[a] = t->ord[b], t->ord[b] = x;
+    x = t->leader[a], t->leader[a] = t->leader[b], t->leader[b] = x;
+    memcpy(text, t->label[a], 24), memcpy(t->label[a], t->label[b], 24), memcpy(t->label[b], text, 24);
+    memcpy(text, t->why[a], 400), memcpy(t->why[a], t->why[b], 400), memcpy(t->why[b], text, 400);
+}
+
+/* Each rank's rows of communicators it used, at world rank 0, one row per
+ * communicator (NULL elsewhere, or when they cannot be had).  Keyed by
+ * name, not by each rank's own order: disjoint communicators (a split's
+ * colours) and communicators two threads first used in different orders
+ * keep rows of their own. */
+static merged *gather_rows(void)
+{
+    wire_row mine[SC_REPORT_ROWS];
+    int nmine = 0, n = sc_rt.world_size, me = sc_rt.world_rank;
+    memset(mine, 0, sizeof mine);
+    for (int r = 0; r < SC_REPORT_ROWS; r++)
+        if (sc_rt.rows[r].instances > 0) pack(&mine[nmine++], r);
+    int len = nmine * (int)sizeof(wire_row), *lens = NULL, *at = NULL;
+    merged *t = NULL;
+    wire_row *all_rows = NULL;
+    if (me == 0) {
+        lens = calloc((size_t)n, sizeof(int));
+        at = calloc((size_t)n, sizeof(int));
+        t = calloc(1, sizeof *t);
+    }
+    int ok = me != 0 || (lens && at && t), all = 0;
+    if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS || !all ||
+        PMPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+        all = 0;
+    size_t total = 0;
+    for (int r = 0; all && me == 0 && r < n; r++) {
+        at[r] = (int)total;
+        total += (size_t)lens[r];
+    }
+    if (all) {   /* a row or so per rank: sized by what the ranks send */
+        if (me == 0) all_rows = malloc(total ? total : 1);
+        ok = me != 0 || all_rows;
+        if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS || !all ||
+            PMPI_Gatherv(mine, len, MPI_BYTE, all_rows, lens, at, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+            all = 0;
+    }
+    if (all && me == 0) {
+        for (size_t i = 0; i < total / sizeof(wire_row); i++) merge_row(t, &all_rows[i]);
+        for (int a = 1; a < t->n; a++)   /* by name: order at rank 0, then that rank */
+            for (int b = a; b > 0 && (t->ord[b - 1] > t->ord[b] ||
+                                      (t->ord[b - 1] == t->ord[b] && t->leader[b - 1] > t->leader[b])); b--)
+                swap_rows(t, b - 1, b);
+    }
+    free(lens);
+    free(at);
+    free(all_rows);
+    if (!all) {
+        free(t);
+        t = NULL;
+    }
+    return t;
 }
 
 /* The tolerant modes: rounds, freshness, lateness, staleness, children,
  * waiting, and exact collectives inside tolerant steps. */
-static void write_tolerant(FILE *f, const double *sum, const double *max)
+static void write_tolerant(FILE *f, const merged *t)
 {
+    const double *sum = t->sum, *max = t->max;
     int any = 0;
-    for (int r = 0; r < SC_REPORT_ROWS; r++) any |= sum[r * F_N + F_ROUNDS] > 0;
+    for (int r = 0; r < t->n; r++) any |= sum[r * F_N + F_ROUNDS] > 0;
     if (!any) return;
     fprintf(f, "@--- Tolerant rounds per communicator (rounds per rank; staleness in rounds) ---\n");
     fprintf(f, "%4s %7s %8s %11s %10s %10s %11s %10s %15s\n", "comm", "steps", "rounds", "fresh/round", "late calls",
             "max stale", "child rnds", "wait(s)", "avoided(s/rank)");
-    for (int r = 0; r < SC_REPORT_ROWS; r++) {
+    for (int r = 0; r < t->n; r++) {
         const double *s = sum + r * F_N, *m = max + r * F_N;
         if (s[F_ROUNDS] <= 0) continue;
         double ranks = s[F_RANKS] > 0 ? s[F_RANKS] : 1;
@@ -123,89 +241,91 @@ static void write_tolerant(FILE *f, const double *sum, const double *max)
          * rank's compute: estimate the waiting avoided against that. */
         double sync_wait = (ranks * m[F_COMPUTE] - s[F_COMPUTE]) / ranks;
         double avoided = sync_wait - s[F_WAIT] / ranks;
-        fprintf(f, "%4d %7.0f %8.0f %11.2f %10.0f %10.0f %11.0f %10.3f %15.3f\n", r, s[F_STEPS] / ranks,
+        fprintf(f, "%4s %7.0f %8.0f %11.2f %10.0f %10.0f %11.0f %10.3f %15.3f\n", t->label[r], s[F_STEPS] / ranks,
                 s[F_ROUNDS] / ranks, s[F_FRESH] / s[F_ROUNDS], s[F_LATE], m[F_STALE], s[F_CHILD],
                 s[F_WAIT] / ranks, avoided);
         if (s[F_FUSED] > 0)
-            fprintf(f, "@ comm %d: %.1f small-tensor calls per step rode in fused rounds (under STARCOLL_FUSE_BYTES;"
+            fprintf(f, "@ comm %s: %.1f small-tensor calls per step rode in fused rounds (under STARCOLL_FUSE_BYTES;"
                        " each returns its tensor's sum one step late)\n",
-                    r, s[F_STEPS] > 0 ? s[F_FUSED] / s[F_STEPS] : 0);
+                    t->label[r], s[F_STEPS] > 0 ? s[F_FUSED] / s[F_STEPS] : 0);
         if (s[F_STEPS] > 0)
-            fprintf(f, "@ comm %d: %.4g bytes per step copied per rank to and from the callers' buffers (deposits,"
+            fprintf(f, "@ comm %s: %.4g bytes per step copied per rank to and from the callers' buffers (deposits,"
                        " fused stages, results not reduced straight into a waiting caller's buffer)\n",
-                    r, s[F_COPIED] / s[F_STEPS]);
+                    t->label[r], s[F_COPIED] / s[F_STEPS]);
         double per_step = s[F_STEPS] > 0 ? s[F_XCALLS] / s[F_STEPS] : 0;
         if (per_step >= 0.5)
-            fprintf(f, "@ comm %d: %.1f exact MPI_Allreduce per step (ineligible or off the pattern, e.g. a loss or metric)"
+            fprintf(f, "@ comm %s: %.1f exact MPI_Allreduce per step (ineligible or off the pattern, e.g. a loss or metric)"
                        " cost %.3f s per rank: each makes every rank wait for the slowest and undoes the tolerance;"
                        " reduce it every few steps, or make it eligible\n",
-                    r, per_step, s[F_XTIME] / ranks);
+                    t->label[r], per_step, s[F_XTIME] / ranks);
         if (s[F_RELAXED] > 0)
-            fprintf(f, "@ comm %d: %.0f rounds closed below the quorum after long waits without progress (ranks blocked"
+            fprintf(f, "@ comm %s: %.0f rounds closed below the quorum after long waits without progress (ranks blocked"
                        " in a call starcoll cannot see, such as an exact collective each step, or not running at all on"
-                       " a loaded machine)\n", r, s[F_RELAXED]);
+                       " a loaded machine)\n", t->label[r], s[F_RELAXED]);
     }
 }
 
 /* Eligible calls a tolerant policy kept exact, and why (call identity:
  * identity.h): learning, tensors not told apart, strays, relearns, and
  * calls that failed because the ranks' calls disagreed. */
-static void write_identity(FILE *f, const double *sum)
+static void write_identity(FILE *f, const merged *t)
 {
+    const double *sum = t->sum;
     int any = 0;
-    for (int r = 0; r < SC_REPORT_ROWS; r++) {
+    for (int r = 0; r < t->n; r++) {
         const double *s = sum + r * F_N;
         any |= s[F_LEARN] + s[F_AMBIG] + s[F_STRAY] + s[F_RELEARN] + s[F_FAILED] + s[F_CARRY] > 0;
     }
     if (!any) return;
     fprintf(f, "@--- Eligible calls kept exact under a tolerant policy, and why (calls summed over ranks) ---\n");
-    for (int r = 0; r < SC_REPORT_ROWS; r++) {
+    for (int r = 0; r < t->n; r++) {
         const double *s = sum + r * F_N;
         double ranks = s[F_RANKS] > 0 ? s[F_RANKS] : 1;
         if (s[F_LEARN] > 0)
-            fprintf(f, "@ comm %d: %.0f stayed exact while the step's pattern was learned (agreed on by every rank)\n", r,
+            fprintf(f, "@ comm %s: %.0f stayed exact while the step's pattern was learned (agreed on by every rank)\n", t->label[r],
                     s[F_LEARN]);
         if (s[F_AMBIG] > 0)
-            fprintf(f, "@ comm %d: %.0f stayed exact because the step's tensors cannot be told apart: %s\n", r, s[F_AMBIG],
-                    sc_rt.row_why[r][0] ? sc_rt.row_why[r] : "(reason not recorded)");
+            fprintf(f, "@ comm %s: %.0f stayed exact because the step's tensors cannot be told apart: %s\n", t->label[r], s[F_AMBIG],
+                    t->why[r][0] ? t->why[r] : "(reason not recorded)");
         if (s[F_STRAY] > 0)
-            fprintf(f, "@ comm %d: %.0f stray calls every rank made off the pattern ran exact\n", r, s[F_STRAY]);
+            fprintf(f, "@ comm %s: %.0f stray calls every rank made off the pattern ran exact\n", t->label[r], s[F_STRAY]);
         if (s[F_RELEARN] > 0)
-            fprintf(f, "@ comm %d: the calls' pattern changed %.0f time(s) and was learned again\n", r, s[F_RELEARN] / ranks);
+            fprintf(f, "@ comm %s: the calls' pattern changed %.0f time(s) and was learned again\n", t->label[r], s[F_RELEARN] / ranks);
         if (s[F_FAILED] > 0)
-            fprintf(f, "@ comm %d: %.0f calls failed (each rank said why on stderr)\n", r, s[F_FAILED]);
+            fprintf(f, "@ comm %s: %.0f calls failed (each rank said why on stderr)\n", t->label[r], s[F_FAILED]);
         if (s[F_CARRY] > 0)
-            fprintf(f, "@ comm %d: %.0f results of a dropped pattern were never delivered (that pattern did not come "
-                       "back before MPI_Finalize)\n", r, s[F_CARRY]);
+            fprintf(f, "@ comm %s: %.0f results of a dropped pattern were never delivered (that pattern did not come "
+                       "back before MPI_Finalize)\n", t->label[r], s[F_CARRY]);
     }
 }
 
 /* Calls not reshaped, by reason, per communicator; and the nonblocking
  * calls.  Eligible calls kept exact by the identity are in write_identity. */
-static void write_not_reshaped(FILE *f, const double *sum)
+static void write_not_reshaped(FILE *f, const merged *t)
 {
+    const double *sum = t->sum;
     int any = 0;
-    for (int r = 0; r < SC_REPORT_ROWS; r++)
+    for (int r = 0; r < t->n; r++)
         for (int k = 0; k <= SC_WHY_NO_ENGINE; k++) any |= sum[r * F_N + F_WHY0 + k] > 0;
-    for (int r = 0; r < SC_REPORT_ROWS; r++) any |= sum[r * F_N + F_NB] > 0;
+    for (int r = 0; r < t->n; r++) any |= sum[r * F_N + F_NB] > 0;
     if (!any) return;
     fprintf(f, "@--- Calls not reshaped, and why; nonblocking calls (calls summed over ranks) ---\n");
-    for (int r = 0; r < SC_REPORT_ROWS; r++) {
+    for (int r = 0; r < t->n; r++) {
         const double *s = sum + r * F_N;
         char line[1024];
         int used = 0;
         for (int k = 0; k <= SC_WHY_NO_ENGINE && used < (int)sizeof line - 80; k++) {
             if (s[F_WHY0 + k] <= 0) continue;
             const char *why = k == SC_ELIG_OK ? "kept exact by the policy (STARCOLL_MODE=sync)"
-                              : k == SC_WHY_NO_ENGINE ? (sc_rt.row_why[r][0] ? sc_rt.row_why[r] : "no tolerant rounds on it")
+                              : k == SC_WHY_NO_ENGINE ? (t->why[r][0] ? t->why[r] : "no tolerant rounds on it")
                                                       : sc_elig_reason((sc_elig)k);
             used += snprintf(line + used, sizeof line - (size_t)used, "%s%.0f %s", used ? ", " : "", s[F_WHY0 + k], why);
         }
-        if (used) fprintf(f, "@ comm %d: passed through: %s\n", r, line);
+        if (used) fprintf(f, "@ comm %s: passed through: %s\n", t->label[r], line);
         if (s[F_NB] > 0)
-            fprintf(f, "@ comm %d: %.0f MPI_Iallreduce calls; %.0f of them completed by the rounds after the call "
+            fprintf(f, "@ comm %s: %.0f MPI_Iallreduce calls; %.0f of them completed by the rounds after the call "
                        "returned (the rest completed inside it: exact, learning, or missed rounds returned at once)\n",
-                    r, s[F_NB], s[F_OVERLAP]);
+                    t->label[r], s[F_NB], s[F_OVERLAP]);
     }
 }
 
@@ -229,25 +349,25 @@ static void write_all_passed(FILE *f, const double *tot)
                " (mostly: %s)\n", calls, why);
 }
 
-void sc_report_decision(int comm, long step, sc_mode mode, int k, int children, const char *reason,
+void sc_report_decision(const char *comm, long step, sc_mode mode, int k, int children, const char *reason,
                         const char *signals)
 {
     sc_rt.ndecisions++;
     size_t used = strlen(sc_rt.decisions);
     if (used + 300 >= sizeof sc_rt.decisions) return;   /* the first ones are kept; the count says how many */
-    snprintf(sc_rt.decisions + used, sizeof sc_rt.decisions - used, "  comm %d step %ld: %s k=%d children=%d: %s%s%s\n",
+    snprintf(sc_rt.decisions + used, sizeof sc_rt.decisions - used, "  comm %s step %ld: %s k=%d children=%d: %s%s%s\n",
              comm, step, sc_mode_name(mode), k, children, reason, signals && signals[0] ? " | " : "",
              signals ? signals : "");
 }
 
-void sc_report_note(int comm, const char *text)
+void sc_report_note(const char *comm, const char *text)
 {
     size_t used = strlen(sc_rt.decisions);
     if (used + strlen(text) + 40 >= sizeof sc_rt.decisions) return;
-    snprintf(sc_rt.decisions + used, sizeof sc_rt.decisions - used, "  comm %d: %s\n", comm, text);
+    snprintf(sc_rt.decisions + used, sizeof sc_rt.decisions - used, "  comm %s: %s\n", comm, text);
 }
 
-void sc_report_coordinator(int comm, int rank)
+void sc_report_coordinator(const char *comm, int rank)
 {
     char text[96];
     snprintf(text, sizeof text, "coordinator rank %d (least load while learning, of the ranks given a fair CPU share)", rank);
@@ -320,8 +440,9 @@ typedef struct gathered {
     int ndecisions;
 } gathered;
 
-static void write_report(FILE *f, const double *sum, const double *max, const gathered *g)
+static void write_report(FILE *f, const merged *t, const gathered *g)
 {
+    const double *sum = t->sum, *max = t->max;
     char pol[512], inj[256];
     sc_policy_describe(&sc_rt.policy, pol, sizeof pol);
     sc_inject_describe(&sc_rt.policy.inject, inj, sizeof inj);
@@ -330,7 +451,7 @@ static void write_report(FILE *f, const double *sum, const double *max, const ga
     fprintf(f, "@ Ranks     : %d on %d host(s)\n", sc_rt.world_size, sc_rt.nhosts);
     fprintf(f, "@ Wall time : %.3f s (rank 0, MPI_Init to MPI_Finalize)\n", PMPI_Wtime() - sc_rt.t_init);
     double tot[F_N] = {0};
-    for (int r = 0; r < SC_REPORT_ROWS; r++)
+    for (int r = 0; r < t->n; r++)
         for (int k = 0; k < F_N && sum[r * F_N + F_RANKS] > 0; k++) tot[k] += sum[r * F_N + k];
     write_all_passed(f, tot);
     if (sc_rt.policy.inject.enabled) fprintf(f, "@ Injection : ON, %s\n", inj);
@@ -346,26 +467,29 @@ static void write_report(FILE *f, const double *sum, const double *max, const ga
             "mean(s)", "max(s)");
     for (int k = 0; k < SC_MODE_AUTO; k++) fprintf(f, " %8s", sc_mode_name((sc_mode)k));
     fputc('\n', f);
-    for (int r = 0; r < SC_REPORT_ROWS; r++) {
+    for (int r = 0; r < t->n; r++) {
         const double *s = sum + r * F_N, *m = max + r * F_N;
         if (s[F_RANKS] == 0) continue;
-        char id[8];
-        snprintf(id, sizeof id, r == SC_REPORT_ROWS - 1 ? "%d+" : "%d", r);
-        fprintf(f, "%4s %5.0f %5.0f %10.0f %10.0f %12.4g %10.4f %10.4f", id, m[F_SIZE], s[F_INST], s[F_ELIG],
+        fprintf(f, "%4s %5.0f %5.0f %10.0f %10.0f %12.4g %10.4f %10.4f", t->label[r], m[F_SIZE], s[F_INST], s[F_ELIG],
                 s[F_PASS], s[F_BYTES], s[F_TIME] / s[F_RANKS], m[F_TIME]);
         for (int k = 0; k < SC_MODE_AUTO; k++) fprintf(f, " %8.0f", s[F_MODE0 + k]);
         fputc('\n', f);
     }
-    write_not_reshaped(f, sum);
-    write_identity(f, sum);
-    write_tolerant(f, sum, max);
+    int led_elsewhere = 0;
+    for (int r = 0; r < t->n; r++) led_elsewhere |= strchr(t->label[r], '@') != NULL;
+    if (led_elsewhere)
+        fprintf(f, "@ comm N: the N-th communicator its rank 0 used (0: the world), written N@W where that rank is "
+                   "world rank W, not 0\n");
+    write_not_reshaped(f, t);
+    write_identity(f, t);
+    write_tolerant(f, t);
     sc_stragglers_write(f, g->stragglers, g->hosts, HOST_LEN);
     write_decisions(f, g->decisions, g->ndecisions);
     fprintf(f, "@--- end of starcoll report ---\n");
     fprintf(f, "starcoll: totals eligible=%.0f passthrough=%.0f bytes=%.0f", tot[F_ELIG], tot[F_PASS], tot[F_BYTES]);
     for (int k = 0; k < SC_MODE_AUTO; k++) fprintf(f, " %s=%.0f", sc_mode_name((sc_mode)k), tot[F_MODE0 + k]);
     double stale = 0, negmin = -1e9;
-    for (int r = 0; r < SC_REPORT_ROWS; r++) {
+    for (int r = 0; r < t->n; r++) {
         if (max[r * F_N + F_STALE] > stale) stale = max[r * F_N + F_STALE];
         if (max[r * F_N + F_NEGMINFRESH] > negmin) negmin = max[r * F_N + F_NEGMINFRESH];
     }
@@ -388,7 +512,7 @@ static void write_csv(const char *report_used, const gathered *g)
 }
 
 /* World rank 0: the report to its file (or stderr), and the CSV. */
-static void write_files(const double *gsum, const double *gmax, const gathered *g)
+static void write_files(const merged *t, const gathered *g)
 {
     FILE *f = stderr;
     char used[SC_PATH_LEN + 16] = "", note[SC_PATH_LEN * 2 + 100];
@@ -397,13 +521,13 @@ static void write_files(const double *gsum, const double *gmax, const gathered *
         if (note[0]) fprintf(stderr, "starcoll: STARCOLL_REPORT: %s%s\n", note, f ? "" : "; writing the report to stderr");
         if (!f) f = stderr;
     }
-    write_report(f, gsum, gmax, g);
+    write_report(f, t, g);
     if (f != stderr) {
         int err = sc_outfile_close(f);
         if (err) {   /* said, and the report goes to stderr after all */
             fprintf(stderr, "starcoll: STARCOLL_REPORT: writing %s failed (%s); the report follows on stderr\n", used,
                     strerror(err));
-            write_report(stderr, gsum, gmax, g);
+            write_report(stderr, t, g);
         }
         write_csv(used, g);
     }
@@ -413,19 +537,19 @@ static void write_files(const double *gsum, const double *gmax, const gathered *
 void sc_report_write(void)
 {
     if (sc_rt.policy.report == SC_REPORT_NONE) return;
-    double sum[SC_REPORT_ROWS * F_N], max[SC_REPORT_ROWS * F_N], gsum[SC_REPORT_ROWS * F_N], gmax[SC_REPORT_ROWS * F_N];
-    pack(sum, max);
-    int n = SC_REPORT_ROWS * F_N;
-    if (PMPI_Reduce(sum, gsum, n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD) != MPI_SUCCESS ||
-        PMPI_Reduce(max, gmax, n, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
+    merged *t = gather_rows();
+    int ok = sc_rt.world_rank != 0 || t, all = 0;
+    if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS || !all) {
         if (sc_rt.world_rank == 0) fprintf(stderr, "starcoll: could not gather the report; none written\n");
+        free(t);
         return;
     }
     gathered g = {0};
     g.decisions = gather_text(sc_rt.decisions, sc_rt.ndecisions, &g.ndecisions);
     g.stragglers = gather_text(sc_rt.stragglers, 0, NULL);
     g.hosts = gather_hosts();
-    if (sc_rt.world_rank == 0) write_files(gsum, gmax, &g);
+    if (sc_rt.world_rank == 0) write_files(t, &g);
+    free(t);
     free(g.decisions);
     free(g.stragglers);
     free(g.hosts);

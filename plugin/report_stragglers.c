@@ -10,27 +10,28 @@
  * fields separated by tabs (a signal holds no tab):
  *   W comm steps kept
  *   R comm world_rank comm_rank from to last_step slow_steps slowdown sync_cost child quorum_out cause signal */
-void sc_report_stragglers(int comm_id, const sc_straggler_log *log, const int *world_rank)
+void sc_report_stragglers(const char *comm, const sc_straggler_log *log, const int *world_rank)
 {
     char *buf = sc_rt.stragglers;
     size_t cap = sizeof sc_rt.stragglers, used = strlen(buf);
     long steps = sc_straggler_log_steps(log);
     if (used + 64 >= cap) return;
-    used += (size_t)snprintf(buf + used, cap - used, "W\t%d\t%ld\t%d\n", comm_id, steps, log != NULL);
+    used += (size_t)snprintf(buf + used, cap - used, "W\t%s\t%ld\t%d\n", comm, steps, log != NULL);
     sc_straggler_row rows[SC_SLOG_MAX_ROWS];
     int n = sc_straggler_log_rows(log, rows, SC_SLOG_MAX_ROWS, NULL);
     for (int i = 0; i < n; i++) {
         const sc_straggler_row *r = &rows[i];
         if (used + 300 >= cap) break;   /* the first rows are kept */
-        used += (size_t)snprintf(buf + used, cap - used, "R\t%d\t%d\t%d\t%ld\t%ld\t%ld\t%ld\t%.3f\t%.6f\t%ld\t%ld\t%s\t%s\n",
-                                 comm_id, world_rank ? world_rank[r->rank] : -1, r->rank, r->from_step, r->to_step,
+        used += (size_t)snprintf(buf + used, cap - used, "R\t%s\t%d\t%d\t%ld\t%ld\t%ld\t%ld\t%.3f\t%.6f\t%ld\t%ld\t%s\t%s\n",
+                                 comm, world_rank ? world_rank[r->rank] : -1, r->rank, r->from_step, r->to_step,
                                  steps - 1, r->slow_steps, r->slowdown, r->sync_cost_s, r->child_steps,
                                  r->quorum_out_steps, sc_sel_cause_name(r->cause), r->signal);
     }
 }
 
 typedef struct parsed {
-    int comm, world, rank;
+    char comm[24];
+    int world, rank;
     long from, to, last, slow, child, qout;
     double slowdown, cost;
     char cause[16], signal[100];
@@ -52,7 +53,7 @@ static int split(char *line, char **field, int max)
 static int parse_row(char **f, int nf, parsed *p)
 {
     if (nf != 14) return 0;
-    p->comm = atoi(f[1]);
+    snprintf(p->comm, sizeof p->comm, "%s", f[1]);
     p->world = atoi(f[2]);
     p->rank = atoi(f[3]);
     p->from = atol(f[4]);
@@ -121,7 +122,7 @@ static void add_episode(void *ctx, const parsed *p, const char *host)
     table *t = ctx;
     per_rank *r = NULL;
     for (int i = 0; i < t->n && !r; i++)
-        if (t->r[i].sum.comm == p->comm && t->r[i].sum.rank == p->rank) r = &t->r[i];
+        if (strcmp(t->r[i].sum.comm, p->comm) == 0 && t->r[i].sum.rank == p->rank) r = &t->r[i];
     if (!r) {
         if (t->n == t->cap) {
             int cap = t->cap ? 2 * t->cap : 16;
@@ -203,7 +204,7 @@ void sc_stragglers_write(FILE *f, const char *text, const char *hosts, int host_
         char span[48];
         if (p->to < 0) snprintf(span, sizeof span, "%ld-end", p->from);
         else snprintf(span, sizeof span, "%ld-%ld", p->from, p->to);
-        fprintf(f, "%4d %5s %-16.16s %7.2fx %13s %5d %6ld %-8s %7ld %9ld %12.3f  %s\n", p->comm, who, r->host, p->slowdown,
+        fprintf(f, "%4s %5s %-16.16s %7.2fx %13s %5d %6ld %-8s %7ld %9ld %12.3f  %s\n", p->comm, who, r->host, p->slowdown,
                 span, r->episodes, p->slow, p->cause, p->child, p->qout, p->cost, p->signal);
     }
     if (listed == 0)
@@ -234,7 +235,7 @@ static void csv_field(FILE *f, const char *s)
 static void csv_row(void *ctx, const parsed *p, const char *host)
 {
     FILE *f = ctx;
-    fprintf(f, "%d,%d,", p->comm, p->world);
+    fprintf(f, "%s,%d,", p->comm, p->world);
     csv_field(f, host);
     fprintf(f, ",%d,%.3f,%ld,%ld,%d,%ld,%s,%ld,%ld,%.6f,", p->rank, p->slowdown, p->from, p->to < 0 ? p->last : p->to,
             p->to < 0, p->slow, p->cause, p->child, p->qout, p->cost);

@@ -10,10 +10,10 @@
 #include <stdio.h>
 #include "straggler_log.h"
 
-/* The coordinator's rows of one communicator (report row comm_id) at the
+/* The coordinator's rows of one communicator (named comm, sc_report_label) at the
  * end of its selector; world_rank maps its ranks (NULL: unknown).  A NULL
  * log says the table could not be kept for it. */
-void sc_report_stragglers(int comm_id, const sc_straggler_log *log, const int *world_rank);
+void sc_report_stragglers(const char *comm, const sc_straggler_log *log, const int *world_rank);
 
 /* Renders the gathered text as the report's table.  hosts holds
  * world_size names of host_len chars each (NULL: unknown). */

@@ -16,6 +16,9 @@ typedef struct sc_stats {
     double mode_calls[SC_NMODES];
     double size;           /* communicator size (max over instances) */
     double instances;      /* communicators folded into this row on this rank */
+    /* which communicator, the same on all its ranks (report.h, sc_report_label):
+     * its first-use order at its rank 0 and that rank's world rank */
+    double label_ord, leader;
     /* tolerant modes */
     double steps;          /* steps (slot-0 calls) run through the engine */
     double rounds, fresh_sum, late_calls, max_stale, wait_s, child_rounds, fused_calls;

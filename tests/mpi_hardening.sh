@@ -286,8 +286,8 @@ else
 fi
 # (b) two communicators, a quorum of 2: the world goes on without rank 3,
 # the half that holds it (2 ranks, both needed) stalls.  Its coordinator
-# is not world rank 0 (the halves are odd and even world ranks), and its
-# lines name world ranks.  The half stalls only if world rank 1 gets into
+# is not world rank 0 (the halves are odd and even world ranks: it is comm
+# 1@1, led by world rank 1), and its lines name world ranks.  The half stalls only if world rank 1 gets into
 # it first.  With a quorum of 3 of 4 and rank 3 away, each world round
 # needs every other rank fresh, and any two of them waiting at different
 # tensors hold the third; after 4 rounds without rank 3 the world waits
@@ -297,8 +297,8 @@ fi
 sc_job relax-half 4 -x STARCOLL_MODE=quorum -x STARCOLL_QUORUM=2 -x STARCOLL_STALENESS=1000000 -x STARCOLL_STALL=2 \
     "$loops" --loop fresh --steps 60 --compute-ms 5 --stop-at 20 --stop-s 15 --two-comms
 sc_adopt relax-half $? "stall rule, a half of the world"
-if grep -q "^starcoll: comm 1 (coordinated by world rank [13]): tolerant rounds made no progress for 1[0-9] s" "$SC_WORK/relax-half.err" &&
-    grep -q "^starcoll: comm 1 (coordinated by world rank [13]) stalled: rank [01] (world 1) has waited [0-9]* s .*waiting for rank [01] (world 3) computing for [0-9.]* s" "$SC_WORK/relax-half.err"; then
+if grep -q "^starcoll: comm 1@1 (coordinated by world rank [13]): tolerant rounds made no progress for 1[0-9] s" "$SC_WORK/relax-half.err" &&
+    grep -q "^starcoll: comm 1@1 (coordinated by world rank [13]) stalled: rank [01] (world 1) has waited [0-9]* s .*waiting for rank [01] (world 3) computing for [0-9.]* s" "$SC_WORK/relax-half.err"; then
     ok "stall rule, a half of the world: its coordinator says so, and its lines name rank 3 by its world rank"
 else
     fail "stall rule, a half of the world: no line from the half's coordinator naming world rank 3"

@@ -12,7 +12,7 @@
  * usage: mpi_tolerant [--pattern none|persistent|jitter|burst|onset|sleep3]
  *          [--steps N] [--compute-ms MS] [--spin-ms MS] [--onset-end STEP] [--slow-rank R]
  *          [--swap] [--ragged DIR] [--two-comms] [--in-place] [--stray] [--double]
- *          [--nonblocking waitall|wait|waitany|test] [--threads comm|two|clash] [--device [--host-rank R]]
+ *          [--nonblocking waitall|wait|waitany|test] [--threads comm|two|crossed|clash] [--device [--host-rank R]]
  * --nonblocking starts each step's calls with MPI_Iallreduce into fresh
  * receive buffers and completes them the named way (test: polling with
  * MPI_Test between bits of compute, as overlapping codes do); a receive
@@ -20,7 +20,9 @@
  * may write into it afterwards.  --threads (MPI_THREAD_MULTIPLE): comm, the
  * loop's calls made by a communication thread, not MPI_Init's (as
  * Horovod's background thread makes them); two, with --two-comms, each
- * communicator's loop on a thread of its own, both at once; clash, two
+ * communicator's loop on a thread of its own, both at once; crossed, as two
+ * on a duplicate of the world, which even ranks call on first and odd ranks
+ * second (each rank's order of first use differs); clash, two
  * threads calling on one communicator at once (erroneous MPI: starcoll
  * must say so and pass them through).
  * --spin-ms adds MS of CPU work per step (measured on the thread's CPU clock,
@@ -443,7 +445,7 @@ static void write_ragged(stream *st, int my_steps)
 
 typedef struct {
     stream *st;
-    int steps, with_delay;
+    int steps, with_delay, first_ms;   /* first_ms: a pause before the first call */
 } loop_args;
 
 /* The training loop over one stream (with each step's compute when
@@ -451,6 +453,7 @@ typedef struct {
 static void *run_loop(void *arg)
 {
     loop_args *a = arg;
+    if (a->first_ms) sleep_ms(a->first_ms);
     for (int step = 0; step < a->steps; step++) {
         if (a->with_delay) {
             if (swap && step == steps / 3) MPI_CHECK(MPI_Pcontrol(0));        /* exact from here ... */
@@ -543,7 +546,10 @@ int main(int argc, char **argv)
     if (threads && !strcmp(threads, "clash")) return run_clash();
     if (device) device_init();
     stream world, half;
-    stream_init(&world, MPI_COMM_WORLD);
+    int crossed = threads && !strcmp(threads, "crossed");
+    MPI_Comm world_comm = MPI_COMM_WORLD;   /* crossed: a duplicate of it */
+    if (crossed) MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &world_comm));
+    stream_init(&world, world_comm);
     MPI_Comm split = MPI_COMM_NULL;
     if (two_comms) {
         MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &split));
@@ -552,20 +558,23 @@ int main(int argc, char **argv)
     /* Ragged: rank r stops 3r steps early and leaves. */
     int my_steps = ragged_dir ? steps - 3 * rank : steps;
     if (my_steps < 1) my_steps = 1;
-    if (threads && !strcmp(threads, "two") && two_comms) {
-        loop_args a = {&world, my_steps, 1}, b = {&half, my_steps, 0};
+    if (threads && (!strcmp(threads, "two") || crossed) && two_comms) {
+        /* crossed: even ranks call on the duplicate first, odd ranks on their half */
+        int late = 300;
+        loop_args a = {&world, my_steps, 1, crossed && rank % 2 ? late : 0},
+                  b = {&half, my_steps, 0, crossed && rank % 2 == 0 ? late : 0};
         pthread_t ta, tb;
         pthread_create(&ta, NULL, run_loop, &a);
         pthread_create(&tb, NULL, run_loop, &b);
         pthread_join(ta, NULL);
         pthread_join(tb, NULL);
     } else if (threads && !strcmp(threads, "comm") && !two_comms) {
-        loop_args a = {&world, my_steps, 1};
+        loop_args a = {&world, my_steps, 1, 0};
         pthread_t ta;
         pthread_create(&ta, NULL, run_loop, &a);
         pthread_join(ta, NULL);
     } else if (threads) {
-        if (rank == 0) fprintf(stderr, "mpi_tolerant: --threads %s: comm (without --two-comms), two (with it) or clash\n", threads);
+        if (rank == 0) fprintf(stderr, "mpi_tolerant: --threads %s: comm (without --two-comms), two or crossed (with it) or clash\n", threads);
         MPI_Abort(MPI_COMM_WORLD, 2);
     } else {
         for (int step = 0; step < my_steps; step++) {
@@ -612,6 +621,7 @@ int main(int argc, char **argv)
     }
     if (rank == 0) printf("%d passed, %d failed\n", passed, failed);
     if (split != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_free(&split));
+    if (world_comm != MPI_COMM_WORLD) MPI_CHECK(MPI_Comm_free(&world_comm));
     MPI_CHECK(MPI_Finalize());
     return failed ? 1 : 0;
 }

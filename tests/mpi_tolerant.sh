@@ -7,13 +7,34 @@
 # (MPI_Iallreduce completed by Wait, Waitall, Waitany or Test polling),
 # STARCOLL_INJECT on a communication thread's nonblocking calls, calls
 # from a communication thread, two threads on two communicators at
-# once, two threads on one communicator (erroneous: said, passed through).
+# once (and first used in different orders by different ranks: the report
+# keeps a row each), two threads on one communicator (erroneous: said,
+# passed through).
 . "$(dirname "$0")/mpi_testlib.sh"
 . "$(dirname "$0")/decisions_lib.sh"
 sc_need_library || finish
 prog="$top_builddir/tests/mpi_tolerant"
 sc_need_program "$prog" || finish
 MODES=${SC_TOLERANT_MODES:-quorum groups auto}
+
+# The report's rows (comm, size, instances) and coordinator lines, one per
+# communicator however each rank's threads first used them: comm_rows NAME
+# "ROWS" COMM...  With --two-comms, the world and its halves (even and odd
+# world ranks, whose rank 0 is world rank 0 and 1), not one row for both
+# halves (each rank's second communicator); with --threads crossed, a
+# duplicate of the world that even ranks used first, odd ranks second.
+comm_rows() {
+    local name=$1 want=$2 rows missing="" c
+    shift 2
+    rows=$(sed -n '/^@--- MPI_Allreduce per communicator/,/^@---/p' "$SC_WORK/$name.report" |
+        awk '$1 ~ /^[0-9]/ {printf "%s %s %s; ", $1, $2, $3}')
+    for c in "$@"; do grep -q "^  comm $c: coordinator rank" "$SC_WORK/$name.report" || missing="$missing $c"; done
+    if [ "$rows" = "$want" ] && [ -z "$missing" ]; then
+        ok "$name: the report has a row for each communicator ($want) and a coordinator line for each of comm $*"
+    else
+        fail "$name: report rows (comm size instances) '$rows', expected '$want'; no coordinator line for comm:${missing:- (all there)}"
+    fi
+}
 
 # tolerant_job NAME MODE [env...] -- args...: run, adopt its checks, check the report.
 tolerant_job() {
@@ -26,6 +47,10 @@ tolerant_job() {
     local rc=$?
     sc_adopt "$name" $rc "$name"
     sc_preloading || return
+    case " $* " in
+    *" --threads crossed "*) comm_rows "$name" "0 8 8; 1 8 8; 1@1 4 4; 2 4 4; " 1 1@1 2 ;;
+    *" --two-comms "*) comm_rows "$name" "0 8 8; 1 4 4; 1@1 4 4; " 1 1@1 ;;
+    esac
     local stale minf relaxed tm
     stale=$(sc_totals "$name" max_staleness) minf=$(sc_totals "$name" min_fresh)
     relaxed=$(sc_totals "$name" relaxed) tm=$(sc_totals "$name" "$mode")
@@ -114,6 +139,7 @@ for mode in $MODES; do
     # two threads, each on a communicator of its own at the same time.
     tolerant_job "$mode-thread" "$mode" -- --pattern persistent --threads comm
     SC_K=3 tolerant_job "$mode-threads2" "$mode" -- --pattern burst --threads two --two-comms
+    SC_K=3 tolerant_job "$mode-crossed" "$mode" -- --pattern burst --threads crossed --two-comms
     # the split halves have 4 ranks: quorum 3 there
     SC_K=3 tolerant_job "$mode-mixed" "$mode" -- --pattern jitter --two-comms --in-place --stray --double
     SC_K=6 tolerant_job "$mode-k6" "$mode" STARCOLL_QUORUM=6 -- --pattern burst
