@@ -32,7 +32,7 @@
  *          [--model FILE [--scale N]] [--loss] [--in-place] [--steps N] [--warmup N] [--compute-ms MS]
  *          [--slow-rank R] [--slow-factor F] [--extra-call STEP]
  *          [--stop-at STEP --stop-s S] [--two-comms [--halves-in-order]] [--soak] [--bound-s S]
- *          [--comm-thread] [--same-results] [--end-call CALL]
+ *          [--comm-thread] [--same-results] [--end-call CALL [--call-every N]]
  * --bound-s S: no single MPI_Allreduce may take over S seconds, less the
  *         time the process did not run at all meanwhile (machine_pause.h);
  *         the figures line gives the longest such pause (machine_pause_s).
@@ -49,10 +49,17 @@
  *         --halves-in-order: the lower and upper halves instead.
  * --end-call CALL: after the steps, before the flush, every rank makes one
  *         call in which ranks done first wait for a straggler whose last
- *         rounds are still open: sendrecv (each rank's number to the next,
- *         a call starcoll does not wrap), allgatherv, gatherv, scatterv,
- *         alltoallv, reduce_scatter, reduce_scatter_block, scan or exscan
- *         (wrapped: the rank is away meanwhile).  Its result is checked.
+ *         rounds are still open: pmpi-sendrecv (each rank's number to the
+ *         next through PMPI_Sendrecv, which starcoll cannot see, as a
+ *         library calling the profiling interface), or one starcoll wraps
+ *         (the rank is away meanwhile): sendrecv, recv (rank 0 receives
+ *         every rank's number), probe (MPI_Probe, then MPI_Recv; the others
+ *         MPI_Ssend), split (MPI_Comm_split), file (a collective write and
+ *         read of a file), fence (a window, a put, fences), allgatherv,
+ *         gatherv, scatterv, alltoallv, reduce_scatter,
+ *         reduce_scatter_block, scan or exscan.  Its result is checked.
+ *         --call-every N: also after every N steps (a checkpoint, a
+ *         figure passed on now and then).
  * --comm-thread: the loop runs on a thread of its own, not MPI_Init's
  *         (MPI_THREAD_MULTIPLE), as a code with a communication thread.
  * --model FILE: the step's tensors are a model's gradients (a .tensors
@@ -71,6 +78,7 @@
 #include <string.h>
 #include <time.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #define MAX_TENSORS 2048
 
@@ -82,6 +90,8 @@ static const char *loop = "fresh", *model = NULL;
 static long scale = 1;
 static int passed, failed, bad_returns, two_comms = 0, halves_in_order = 0, soak = 0, same_results = 0;
 static const char *end_call = NULL;
+static int call_every = 0;           /* --call-every N: the --end-call also after every N steps */
+static char end_file[300];           /* --end-call file: the file, named alike on every rank */
 static double bound_s = 0, longest_s = 0;
 static int longest_step = -1, longest_tensor = -1;   /* where this rank's longest call was */
 static const char *longest_stream = "";
@@ -325,10 +335,55 @@ static int make_end_call(const char *name)
     if (!all || !out || !ones || !at) MPI_Abort(MPI_COMM_WORLD, 3);
     for (int i = 0; i < n; i++) all[i] = -1, out[i] = 100 * rank + i, ones[i] = 1, at[i] = i;
     MPI_Comm w = MPI_COMM_WORLD;
-    if (!strcmp(name, "sendrecv")) {
+    if (!strcmp(name, "sendrecv") || !strcmp(name, "pmpi-sendrecv")) {
         int from = (rank + n - 1) % n;
-        ok = MPI_CHECK(MPI_Sendrecv(&one, 1, MPI_INT, (rank + 1) % n, 7, &got, 1, MPI_INT, from, 7, w,
-                                    MPI_STATUS_IGNORE)) == MPI_SUCCESS && got == from + 1;
+        int rc = name[0] == 'p' ? MPI_CHECK(PMPI_Sendrecv(&one, 1, MPI_INT, (rank + 1) % n, 7, &got, 1, MPI_INT, from, 7, w,
+                                                          MPI_STATUS_IGNORE))
+                                : MPI_CHECK(MPI_Sendrecv(&one, 1, MPI_INT, (rank + 1) % n, 7, &got, 1, MPI_INT, from, 7, w,
+                                                         MPI_STATUS_IGNORE));
+        ok = rc == MPI_SUCCESS && got == from + 1;
+    } else if (!strcmp(name, "recv") || !strcmp(name, "probe")) {
+        int probe = name[0] == 'p';
+        for (int i = 1; i < n && rank == 0; i++) {
+            MPI_Status st;
+            int src = probe ? MPI_ANY_SOURCE : i;
+            if (probe) ok &= MPI_CHECK(MPI_Probe(MPI_ANY_SOURCE, 8, w, &st)) == MPI_SUCCESS, src = st.MPI_SOURCE;
+            ok &= MPI_CHECK(MPI_Recv(&got, 1, MPI_INT, src, 8, w, &st)) == MPI_SUCCESS && got == st.MPI_SOURCE + 1;
+        }
+        if (rank != 0)
+            ok = (probe ? MPI_CHECK(MPI_Ssend(&one, 1, MPI_INT, 0, 8, w)) : MPI_CHECK(MPI_Send(&one, 1, MPI_INT, 0, 8, w))) ==
+                 MPI_SUCCESS;
+    } else if (!strcmp(name, "split")) {
+        MPI_Comm half = MPI_COMM_NULL;
+        int hs = 0;
+        ok = MPI_CHECK(MPI_Comm_split(w, rank % 2, rank, &half)) == MPI_SUCCESS &&
+             MPI_CHECK(MPI_Comm_size(half, &hs)) == MPI_SUCCESS && hs == (n + 1 - rank % 2) / 2 &&
+             MPI_CHECK(MPI_Comm_free(&half)) == MPI_SUCCESS;
+    } else if (!strcmp(name, "file")) {
+        MPI_File fh;
+        ok = MPI_CHECK(MPI_File_open(w, end_file, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                                     MPI_INFO_NULL, &fh)) == MPI_SUCCESS;
+        if (ok) {
+            int back = 0, mine = (rank + 1) % n;   /* each rank reads its neighbour's number back */
+            ok = MPI_CHECK(MPI_File_write_at_all(fh, (MPI_Offset)rank * 4, &one, 1, MPI_INT, MPI_STATUS_IGNORE)) ==
+                     MPI_SUCCESS &&
+                 MPI_CHECK(MPI_File_sync(fh)) == MPI_SUCCESS && MPI_CHECK(MPI_Barrier(w)) == MPI_SUCCESS &&
+                 MPI_CHECK(MPI_File_read_at_all(fh, (MPI_Offset)mine * 4, &back, 1, MPI_INT, MPI_STATUS_IGNORE)) ==
+                     MPI_SUCCESS &&
+                 back == mine + 1;
+            ok &= MPI_CHECK(MPI_File_close(&fh)) == MPI_SUCCESS;
+        }
+    } else if (!strcmp(name, "fence")) {
+        MPI_Win win;
+        ok = MPI_CHECK(MPI_Win_create(all, (MPI_Aint)(sizeof(int) * (size_t)n), (int)sizeof(int), MPI_INFO_NULL, w,
+                                      &win)) == MPI_SUCCESS;
+        if (ok) {   /* each rank puts its number into rank 0's slot for it */
+            ok = MPI_CHECK(MPI_Win_fence(0, win)) == MPI_SUCCESS &&
+                 MPI_CHECK(MPI_Put(&one, 1, MPI_INT, 0, rank, 1, MPI_INT, win)) == MPI_SUCCESS &&
+                 MPI_CHECK(MPI_Win_fence(0, win)) == MPI_SUCCESS;
+            for (int i = 0; i < n && rank == 0; i++) ok &= all[i] == i + 1;
+            ok &= MPI_CHECK(MPI_Win_free(&win)) == MPI_SUCCESS;
+        }
     } else if (!strcmp(name, "allgatherv") || !strcmp(name, "gatherv")) {
         int rooted = name[0] == 'g';
         int rc = rooted ? MPI_CHECK(MPI_Gatherv(&one, 1, MPI_INT, all, ones, at, MPI_INT, 0, w))
@@ -389,6 +444,7 @@ static void *run_loop(void *arg)
         sleep_ms(ms);
         if (s == stop_at && me_slow()) sleep_ms(stop_s * 1e3);
         for (int c = 0; c < r->nst; c++) one_step(&r->st[c], s, 0, &r->loss_ok);
+        if (end_call && call_every > 0 && (s + 1) % call_every == 0) r->end_ok &= make_end_call(end_call);
         if (soak && s % 53 == 17) {
             r->flushes++;
             for (int c = 0; c < r->nst; c++) r->flushes_bad += !flushed_sums_agree(&r->st[c], s);
@@ -396,7 +452,7 @@ static void *run_loop(void *arg)
     }
     double t_end = MPI_Wtime();
     r->per_step = (t_end - (warmup < steps ? t_warm : t_start)) / (warmup < steps ? steps - warmup : steps) * 1e3;
-    if (end_call) r->end_ok = make_end_call(end_call);
+    if (end_call) r->end_ok &= make_end_call(end_call);
     MPI_CHECK(MPI_Pcontrol(1));
     MPI_CHECK(MPI_Pcontrol(2));   /* flush: the next call on every tensor delivers everything pending */
     for (int c = 0; c < r->nst; c++) one_step(&r->st[c], steps, 1, &r->loss_ok);
@@ -439,6 +495,7 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--soak")) soak = 1;
         else if (!strcmp(o, "--same-results")) same_results = 1;
         else if (v && !strcmp(o, "--end-call")) end_call = argv[++a];
+        else if (v && !strcmp(o, "--call-every")) call_every = atoi(argv[++a]);
         else if (v && !strcmp(o, "--bound-s")) bound_s = atof(argv[++a]);
         else if (!strcmp(o, "--comm-thread")) continue;   /* seen above */
         else ntensors = -1;
@@ -469,7 +526,13 @@ int main(int argc, char **argv)
         if (same_results && !(st[c].result_sum = calloc((size_t)(steps + 1) * (size_t)ntensors, sizeof(double))))
             MPI_Abort(MPI_COMM_WORLD, 3);
     }
-    loop_run run = {.st = st, .nst = nst, .loss_ok = 1};
+    if (end_call && !strcmp(end_call, "file")) {   /* rank 0's pid names the file for all */
+        long id = (long)getpid();
+        MPI_CHECK(MPI_Bcast(&id, 1, MPI_LONG, 0, MPI_COMM_WORLD));
+        const char *dir = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
+        snprintf(end_file, sizeof end_file, "%.200s/starcoll_loops.%ld", dir, id);
+    }
+    loop_run run = {.st = st, .nst = nst, .loss_ok = 1, .end_ok = 1};
     if (comm_thread) {
         pthread_t t;
         if (pthread_create(&t, NULL, run_loop, &run) != 0) MPI_Abort(MPI_COMM_WORLD, 3);
@@ -491,7 +554,8 @@ int main(int argc, char **argv)
         check(loss_ok, what);
     }
     if (end_call) {
-        snprintf(what, sizeof what, "%s: --end-call %s after the steps gave the right result", loop, end_call);
+        snprintf(what, sizeof what, "%s: --end-call %s after the steps%s gave the right result every time", loop, end_call,
+                 call_every > 0 ? " and after every few" : "");
         check(run.end_ok, what);
     }
     if (soak) {

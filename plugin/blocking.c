@@ -1,20 +1,14 @@
-/* Blocking collectives other than MPI_Allreduce, and the blocking waits.  While tolerant engines
- * run, a rank blocked in one of these cannot deposit; its engines'
- * coordinators are told it is away meanwhile, so no round waits for it
- * (the ranks that would release it may be the ones waiting).  Otherwise
- * these pass straight through. */
+/* Blocking collectives other than MPI_Allreduce, and the blocking waits.
+ * While tolerant engines run, a rank blocked in one of these cannot
+ * deposit; its engines' coordinators are told it is away meanwhile, so no
+ * round waits for it (the ranks that would release it may be the ones
+ * waiting).  Otherwise these pass straight through.  Point-to-point calls
+ * are in blocking_p2p.c; communicators, MPI-IO and windows in
+ * blocking_setup_io.c. */
 #include <mpi.h>
 #include "comm_state.h"
 #include "polite_wait.h"
-
-#define AWAY_AROUND(what, call)                   \
-    do {                                          \
-        int engines_ = sc_comm_engines_here();    \
-        if (engines_) sc_comm_away(NULL, 1, what); \
-        int rc_ = (call);                         \
-        if (engines_) sc_comm_away(NULL, 0, what); \
-        return rc_;                               \
-    } while (0)
+#include "away_around.h"
 
 int MPI_Barrier(MPI_Comm comm)
 {

@@ -449,10 +449,16 @@ int sc_engine_deposit_note(sc_engine *e, int slot, long count, long flags, int f
 
 /* A notice that this rank blocks in MPI elsewhere, or is back: its
  * length counts as the step's wait.  Not polling (MPI_Test): the code
- * works between its tests. */
+ * works between its tests.  Nor a point-to-point call: it waits for one
+ * peer's work (a pipeline's previous stage), part of this rank's way to
+ * its next collective, which its peers here would wait for under sync.
+ * Counted as a wait, it hid such a rank's lateness from auto (a pipeline's
+ * stage-0 rank of a slow replica: 'no straggler', sync for 55 steps). */
 static void count_away(sc_engine *e, int away, int what)
 {
-    if (what == SC_AWAY_TEST) return;
+    if (what == SC_AWAY_TEST || what == SC_AWAY_SEND || what == SC_AWAY_RECV || what == SC_AWAY_SENDRECV ||
+        what == SC_AWAY_PROBE)
+        return;
     double now = sc_now();
     pthread_mutex_lock(&e->away_mu);
     if (away) {
@@ -517,6 +523,10 @@ const char *sc_away_name(int what)
         "in MPI_Scatter", "in MPI_Alltoall", "in an exact MPI_Allreduce", "in MPI_Allreduce on another communicator",
         "in MPI_Wait (or Waitall, Waitany, Waitsome)", "polling MPI_Test (or Testall, Testany, Testsome)",
         "in MPI_Allgatherv", "in MPI_Gatherv", "in MPI_Scatterv", "in MPI_Alltoallv",
-        "in MPI_Reduce_scatter (or Reduce_scatter_block)", "in MPI_Scan (or Exscan)"};
+        "in MPI_Reduce_scatter (or Reduce_scatter_block)", "in MPI_Scan (or Exscan)",
+        "in MPI_Send (or Ssend, Rsend)", "in MPI_Recv (or Mrecv)", "in MPI_Sendrecv (or Sendrecv_replace)",
+        "in MPI_Probe (or Mprobe)", "making a communicator (MPI_Comm_split, dup, create, ...)",
+        "in a collective MPI-IO call (MPI_File_open, write_all, ...)",
+        "in a collective window call (MPI_Win_fence, create, free, ...)"};
     return what >= 0 && what < SC_AWAY_N ? names[what] : names[0];
 }
