@@ -56,6 +56,20 @@ static struct {
     void (*reduce_scatter_block)(void *sbuf, void *rbuf, fint *rcount, fint *dt, fint *op, fint *comm, fint *ierr);
     void (*scan)(void *sbuf, void *rbuf, fint *count, fint *dt, fint *op, fint *comm, fint *ierr);
     void (*exscan)(void *sbuf, void *rbuf, fint *count, fint *dt, fint *op, fint *comm, fint *ierr);
+    void (*send)(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *ierr);
+    void (*ssend)(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *ierr);
+    void (*recv)(void *buf, fint *count, fint *dt, fint *source, fint *tag, fint *comm, fint *status, fint *ierr);
+    void (*sendrecv)(void *sbuf, fint *scount, fint *sdt, fint *dest, fint *stag, void *rbuf, fint *rcount,
+                     fint *rdt, fint *source, fint *rtag, fint *comm, fint *status, fint *ierr);
+    void (*probe)(fint *source, fint *tag, fint *comm, fint *status, fint *ierr);
+    void (*isend)(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *req, fint *ierr);
+    void (*issend)(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *req, fint *ierr);
+    void (*irecv)(void *buf, fint *count, fint *dt, fint *source, fint *tag, fint *comm, fint *req, fint *ierr);
+    void (*iprobe)(fint *source, fint *tag, fint *comm, fint *flag, fint *status, fint *ierr);
+    void (*comm_split)(fint *comm, fint *color, fint *key, fint *newcomm, fint *ierr);
+    void (*comm_dup)(fint *comm, fint *newcomm, fint *ierr);
+    void (*comm_create)(fint *comm, fint *group, fint *newcomm, fint *ierr);
+    void (*cancel)(fint *req, fint *ierr);
 } ompi;
 static pthread_once_t looked_up = PTHREAD_ONCE_INIT;
 
@@ -67,7 +81,10 @@ static const struct {
                ENTRY(testall),   ENTRY(testany),   ENTRY(testsome),   ENTRY(barrier),        ENTRY(bcast),
                ENTRY(reduce),    ENTRY(allgather), ENTRY(gather),     ENTRY(scatter),        ENTRY(alltoall),
                ENTRY(allgatherv), ENTRY(gatherv),  ENTRY(scatterv),   ENTRY(alltoallv),      ENTRY(reduce_scatter),
-               ENTRY(reduce_scatter_block),        ENTRY(scan),       ENTRY(exscan)};
+               ENTRY(reduce_scatter_block),        ENTRY(scan),       ENTRY(exscan),         ENTRY(send),
+               ENTRY(ssend),     ENTRY(recv),      ENTRY(sendrecv),   ENTRY(probe),          ENTRY(isend),
+               ENTRY(issend),    ENTRY(irecv),     ENTRY(iprobe),     ENTRY(comm_split),     ENTRY(comm_dup),
+               ENTRY(comm_create), ENTRY(cancel)};
 
 static void look_up(void)
 {
@@ -288,6 +305,174 @@ void ompi_waitsome_f(fint *count, fint *reqs, fint *outcount, fint *indices, fin
            ierr);
 }
 
+/* ---- point to point: tested a while, then away (blocking_p2p.c) --------- */
+
+#define SPIN_S 100e-6
+#define F_STATUS_LEN (sizeof(MPI_Status) / sizeof(fint))   /* Open MPI's Fortran status: the C one's words */
+
+/* A started request and where its status goes (the caller's, which may be
+ * MPI_STATUS_IGNORE: Open MPI's test knows it). */
+typedef struct {
+    fint req, *status;
+    int done;
+} f_req;
+
+/* Tests the requests not done yet; whether all are done, or one failed (*rc). */
+static int test_reqs(f_req *r, int n, fint *rc)
+{
+    int all = 1;
+    for (int i = 0; i < n; i++) {
+        if (r[i].done) continue;
+        fint flag = 0;
+        ompi.test(&r[i].req, &flag, r[i].status, rc);
+        if (*rc != MPI_SUCCESS) return 1;
+        r[i].done = flag != 0;
+        all &= r[i].done;
+    }
+    return all;
+}
+
+/* As blocking_p2p.c's: tests for up to SPIN_S, then away, tests and naps. */
+static void complete_f(f_req *r, int n, int what, fint *ierr)
+{
+    fint rc = MPI_SUCCESS;
+    double until = PMPI_Wtime() + SPIN_S;
+    int over;
+    while (!(over = test_reqs(r, n, &rc)) && PMPI_Wtime() < until) continue;
+    if (!over) {
+        sc_comm_away(NULL, 1, what);
+        for (long ns = SC_NAP_FIRST_NS;;) {
+            sc_polite_nap(&ns);
+            if (test_reqs(r, n, &rc)) break;
+        }
+        sc_comm_away(NULL, 0, what);
+    }
+    set_ierr(ierr, rc);
+}
+
+/* Whether the nonblocking way is there: else the plain call. */
+static int started_ways(void)
+{
+    pthread_once(&looked_up, look_up);
+    return sc_comm_engines_here() && ompi.test && ompi.wait && ompi.isend && ompi.issend && ompi.irecv &&
+           ompi.iprobe && ompi.cancel;
+}
+
+#define PLAIN_F(fn, ...)                          \
+    do {                                          \
+        fint rc_ = MPI_ERR_INTERN;                \
+        if (OMPI(fn)) ompi.fn(__VA_ARGS__, &rc_); \
+        set_ierr(ierr, rc_);                      \
+    } while (0)
+
+void ompi_send_f(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *ierr);
+void ompi_send_f(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *ierr)
+{
+    if (!started_ways()) PLAIN_F(send, buf, count, dt, dest, tag, comm);
+    else {
+        fint st[F_STATUS_LEN], rc = MPI_SUCCESS;
+        f_req r = {.status = st};
+        ompi.isend(buf, count, dt, dest, tag, comm, &r.req, &rc);
+        if (rc != MPI_SUCCESS) set_ierr(ierr, rc);
+        else complete_f(&r, 1, SC_AWAY_SEND, ierr);
+    }
+}
+
+void ompi_ssend_f(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *ierr);
+void ompi_ssend_f(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *ierr)
+{
+    if (!started_ways()) PLAIN_F(ssend, buf, count, dt, dest, tag, comm);
+    else {
+        fint st[F_STATUS_LEN], rc = MPI_SUCCESS;
+        f_req r = {.status = st};
+        ompi.issend(buf, count, dt, dest, tag, comm, &r.req, &rc);
+        if (rc != MPI_SUCCESS) set_ierr(ierr, rc);
+        else complete_f(&r, 1, SC_AWAY_SEND, ierr);
+    }
+}
+
+void ompi_recv_f(void *buf, fint *count, fint *dt, fint *source, fint *tag, fint *comm, fint *status, fint *ierr);
+void ompi_recv_f(void *buf, fint *count, fint *dt, fint *source, fint *tag, fint *comm, fint *status, fint *ierr)
+{
+    if (!started_ways()) PLAIN_F(recv, buf, count, dt, source, tag, comm, status);
+    else {
+        fint rc = MPI_SUCCESS;
+        f_req r = {.status = status};
+        ompi.irecv(buf, count, dt, source, tag, comm, &r.req, &rc);
+        if (rc != MPI_SUCCESS) set_ierr(ierr, rc);
+        else complete_f(&r, 1, SC_AWAY_RECV, ierr);
+    }
+}
+
+/* The receive posted first; the caller's status is the receive's. */
+void ompi_sendrecv_f(void *sbuf, fint *scount, fint *sdt, fint *dest, fint *stag, void *rbuf, fint *rcount, fint *rdt,
+                     fint *source, fint *rtag, fint *comm, fint *status, fint *ierr);
+void ompi_sendrecv_f(void *sbuf, fint *scount, fint *sdt, fint *dest, fint *stag, void *rbuf, fint *rcount, fint *rdt,
+                     fint *source, fint *rtag, fint *comm, fint *status, fint *ierr)
+{
+    if (!started_ways()) {
+        PLAIN_F(sendrecv, sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag, comm, status);
+        return;
+    }
+    fint st[F_STATUS_LEN], rc = MPI_SUCCESS;
+    f_req r[2] = {{.status = status}, {.status = st}};
+    ompi.irecv(rbuf, rcount, rdt, source, rtag, comm, &r[0].req, &rc);
+    if (rc != MPI_SUCCESS) {
+        set_ierr(ierr, rc);
+        return;
+    }
+    ompi.isend(sbuf, scount, sdt, dest, stag, comm, &r[1].req, &rc);
+    if (rc != MPI_SUCCESS) {   /* the receive must not outlive the call */
+        fint rc2 = MPI_SUCCESS;
+        ompi.cancel(&r[0].req, &rc2);
+        if (rc2 == MPI_SUCCESS) ompi.wait(&r[0].req, st, &rc2);
+        set_ierr(ierr, rc);
+        return;
+    }
+    complete_f(r, 2, SC_AWAY_SENDRECV, ierr);
+}
+
+void ompi_probe_f(fint *source, fint *tag, fint *comm, fint *status, fint *ierr);
+void ompi_probe_f(fint *source, fint *tag, fint *comm, fint *status, fint *ierr)
+{
+    if (!started_ways()) {
+        PLAIN_F(probe, source, tag, comm, status);
+        return;
+    }
+    fint flag = 0, rc = MPI_SUCCESS;
+    double until = PMPI_Wtime() + SPIN_S;
+    do {
+        ompi.iprobe(source, tag, comm, &flag, status, &rc);
+    } while (rc == MPI_SUCCESS && !flag && PMPI_Wtime() < until);
+    if (rc == MPI_SUCCESS && !flag) {
+        sc_comm_away(NULL, 1, SC_AWAY_PROBE);
+        for (long ns = SC_NAP_FIRST_NS; rc == MPI_SUCCESS && !flag;) {
+            sc_polite_nap(&ns);
+            ompi.iprobe(source, tag, comm, &flag, status, &rc);
+        }
+        sc_comm_away(NULL, 0, SC_AWAY_PROBE);
+    }
+    set_ierr(ierr, rc);
+}
+
+void ompi_comm_split_f(fint *comm, fint *color, fint *key, fint *newcomm, fint *ierr);
+void ompi_comm_split_f(fint *comm, fint *color, fint *key, fint *newcomm, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_COMM_CREATE, comm_split, comm, color, key, newcomm);
+}
+
+void ompi_comm_dup_f(fint *comm, fint *newcomm, fint *ierr);
+void ompi_comm_dup_f(fint *comm, fint *newcomm, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_COMM_CREATE, comm_dup, comm, newcomm);
+}
+
+void ompi_comm_create_f(fint *comm, fint *group, fint *newcomm, fint *ierr);
+void ompi_comm_create_f(fint *comm, fint *group, fint *newcomm, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_COMM_CREATE, comm_create, comm, group, newcomm);
+}
+
 /* ---- tests: polling pending requests counts as away (blocking.c) --------- */
 
 #define POLLING_F(fn, done, ...)                                  \
@@ -348,6 +533,16 @@ SC_F_NAMES(ompi_reduce_scatter_f, mpi_reduce_scatter, MPI_REDUCE_SCATTER, RED_AR
 SC_F_NAMES(ompi_reduce_scatter_block_f, mpi_reduce_scatter_block, MPI_REDUCE_SCATTER_BLOCK, RED_ARGS)
 SC_F_NAMES(ompi_scan_f, mpi_scan, MPI_SCAN, RED_ARGS)
 SC_F_NAMES(ompi_exscan_f, mpi_exscan, MPI_EXSCAN, RED_ARGS)
+#define P2P_ARGS void *, fint *, fint *, fint *, fint *, fint *
+SC_F_NAMES(ompi_send_f, mpi_send, MPI_SEND, P2P_ARGS, fint *)
+SC_F_NAMES(ompi_ssend_f, mpi_ssend, MPI_SSEND, P2P_ARGS, fint *)
+SC_F_NAMES(ompi_recv_f, mpi_recv, MPI_RECV, P2P_ARGS, fint *, fint *)
+SC_F_NAMES(ompi_sendrecv_f, mpi_sendrecv, MPI_SENDRECV, void *, fint *, fint *, fint *, fint *, void *, fint *,
+           fint *, fint *, fint *, fint *, fint *, fint *)
+SC_F_NAMES(ompi_probe_f, mpi_probe, MPI_PROBE, fint *, fint *, fint *, fint *, fint *)
+SC_F_NAMES(ompi_comm_split_f, mpi_comm_split, MPI_COMM_SPLIT, fint *, fint *, fint *, fint *, fint *)
+SC_F_NAMES(ompi_comm_dup_f, mpi_comm_dup, MPI_COMM_DUP, fint *, fint *, fint *)
+SC_F_NAMES(ompi_comm_create_f, mpi_comm_create, MPI_COMM_CREATE, fint *, fint *, fint *, fint *)
 SC_F_NAMES(ompi_wait_f, mpi_wait, MPI_WAIT, fint *, fint *, fint *)
 SC_F_NAMES(ompi_waitall_f, mpi_waitall, MPI_WAITALL, fint *, fint *, fint *, fint *)
 SC_F_NAMES(ompi_waitany_f, mpi_waitany, MPI_WAITANY, fint *, fint *, fint *, fint *, fint *)

@@ -9,10 +9,13 @@
 #
 # Then mpi_fortran_loop.f90, a training loop (fresh arrays, MPI_IALLREDUCE
 # per array completed by each of Fortran's waits and tests, a loss, a
-# blocking collective a step), both bindings, 4 ranks in quorum and in
-# groups, rank 1 sleeping twice as long: its own checks (exact loss and
-# collectives, waits' indices, conservation and replicas after a flush),
-# and, in its trace, the fast ranks' compute under 0.75x rank 1's.  Once
+# blocking collective a step, a figure passed on point to point or a
+# communicator split every 10 steps), both bindings, 4 ranks in quorum and
+# in groups, rank 1 sleeping twice as long: its own checks (exact loss,
+# collectives and figures, waits' indices, conservation and replicas after
+# a flush), in its trace the fast ranks' compute under 0.75x rank 1's,
+# and no stall line (Fortran's MPI_RECV and the rest bypass the C calls
+# too: a rank blocked in one was not known to be away).  Once
 # more in quorum with no exact call in the steps (nothing but the arrays
 # and the waits; an MPI_REDUCE of the loop's time after them), bound to
 # 60 s.  The bindings' waits and collectives call PMPI_ directly; without
@@ -95,6 +98,14 @@ loop_job() {
         ok "$label: time blocked in Fortran waits and collectives is waiting: median compute per step$all s, rank 1 $slow s"
     else
         fail "$label: fast ranks' median compute per step$all s is not under 0.75x rank 1's $slow s: their time blocked in Fortran waits or collectives counted as compute"
+    fi
+    local said
+    said=$(grep -c "made no progress" "$SC_WORK/$name.err")
+    if [ "$said" = 0 ]; then
+        ok "$label: no round waited for a rank blocked in a Fortran call (no stall line)"
+    else
+        fail "$label: $said stall line(s): a round waited for a rank blocked in a Fortran call starcoll did not see"
+        sc_show "$name"
     fi
 }
 

@@ -10,10 +10,16 @@
 ! and, in turn, one of MPI_BARRIER, MPI_BCAST, MPI_REDUCE, MPI_ALLGATHER,
 ! MPI_GATHER, MPI_SCATTER, MPI_ALLTOALL, MPI_ALLGATHERV, MPI_GATHERV,
 ! MPI_SCATTERV, MPI_ALLTOALLV, MPI_REDUCE_SCATTER,
-! MPI_REDUCE_SCATTER_BLOCK, MPI_SCAN, MPI_EXSCAN.  Open MPI's Fortran bindings call PMPI_ directly, so the
-! waits and collectives reach starcoll only through its Fortran entry
-! points (plugin/fortran_blocking.c); the script checks, in the trace,
-! that time blocked in them counted as waiting, not as compute.
+! MPI_REDUCE_SCATTER_BLOCK, MPI_SCAN, MPI_EXSCAN.  Every 10 steps, exact
+! calls or not, a figure passed on, in turn: an MPI_SENDRECV ring, rank 0
+! receiving each rank's by MPI_RECV (the others MPI_SEND) or by MPI_PROBE
+! and MPI_RECV (the others MPI_SSEND), or an MPI_COMM_SPLIT into halves.
+! Open MPI's Fortran bindings call PMPI_ directly, so the waits,
+! collectives and point-to-point calls reach starcoll only through its
+! Fortran entry points (plugin/fortran_blocking.c); the script checks, in
+! the trace, that time blocked in waits and collectives counted as
+! waiting, not as compute, and that no call waited for a rank blocked in
+! them (no stall line).
 !
 ! After the steps, each rank's loop time goes to rank 0 by MPI_REDUCE
 ! (MPI_MAX), before any flush: the fast ranks block there while the
@@ -49,7 +55,7 @@ program mpi_fortran_loop
 #else
   integer :: req(nt)
 #endif
-  integer :: ierr, rank, nproc, step, steps, exact, passed, failed, mpierrs, badwaits, badcolls, badloss, rc
+  integer :: ierr, rank, nproc, step, steps, exact, passed, failed, mpierrs, badwaits, badcolls, badloss, badp2p, rc
   double precision :: sent(nt), got(nt), allsent(nt), gotmax(nt), gotmin(nt), loss, lsum, t0, elapsed, slowest
   character(len=32) :: arg
 
@@ -63,7 +69,7 @@ program mpi_fortran_loop
     call get_command_argument(2, arg)
     read (arg, *) exact
   end if
-  mpierrs = 0; badwaits = 0; badcolls = 0; badloss = 0; passed = 0; failed = 0
+  mpierrs = 0; badwaits = 0; badcolls = 0; badloss = 0; badp2p = 0; passed = 0; failed = 0
   sent = 0; got = 0
   call MPI_INIT(ierr)
   if (ierr /= MPI_SUCCESS) stop 1
@@ -82,6 +88,7 @@ program mpi_fortran_loop
     call start_step(1.0)
     call complete(mod(step, 5))
     call end_step()
+    if (mod(step, 10) == 0) call pass_on(mod(step / 10, 4))
     if (exact <= 0) cycle
     if (mod(step, exact) /= 0) cycle
     loss = dble(rank + 1)
@@ -115,6 +122,8 @@ program mpi_fortran_loop
     call verdict('MPI_REDUCE of the loop''s time after the steps exact', badcolls == 0)
   end if
   call verdict('MPI_WAITANY and MPI_WAITSOME gave each request once, at a valid index', badwaits == 0)
+  call verdict('the figures passed on by MPI_SENDRECV, MPI_RECV after MPI_SEND or MPI_PROBE, and MPI_COMM_SPLIT right', &
+               badp2p == 0)
   call verdict('conservation: each array''s results summed over the steps equal what every rank sent', &
                all(got == allsent))
   call verdict('replicas: those sums are the same on every rank', all(gotmax == gotmin))
@@ -288,6 +297,59 @@ contains
       if (rank > 0 .and. v /= rank * (rank + 1) / 2) badcolls = badcolls + 1   ! rank 0's is undefined
     end select
   end subroutine collective
+
+  ! A figure passed on, as codes do between their collectives.
+  subroutine pass_on(which)
+    integer, intent(in) :: which
+    integer :: e, got, q, src, hsize
+#ifdef SC_USE_MPI_F08
+    type(MPI_Status) :: st
+    type(MPI_Comm) :: half
+#else
+    integer :: st(MPI_STATUS_SIZE), half
+#endif
+    select case (which)
+    case (0)
+      got = -1
+      call MPI_SENDRECV(rank + 1, 1, MPI_INTEGER, mod(rank + 1, nproc), 7, got, 1, MPI_INTEGER, &
+                        mod(rank + nproc - 1, nproc), 7, MPI_COMM_WORLD, st, e)
+      call mpi_ok(e)
+      if (got /= mod(rank + nproc - 1, nproc) + 1) badp2p = badp2p + 1
+    case (1, 2)
+      if (rank == 0) then
+        do q = 1, nproc - 1
+          src = q
+          if (which == 2) then
+            call MPI_PROBE(MPI_ANY_SOURCE, 8, MPI_COMM_WORLD, st, e)
+            call mpi_ok(e)
+#ifdef SC_USE_MPI_F08
+            src = st%MPI_SOURCE
+#else
+            src = st(MPI_SOURCE)
+#endif
+          end if
+          got = -1
+          call MPI_RECV(got, 1, MPI_INTEGER, src, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE, e)
+          call mpi_ok(e)
+          if (got /= src + 1) badp2p = badp2p + 1
+        end do
+      else if (which == 1) then
+        call MPI_SEND(rank + 1, 1, MPI_INTEGER, 0, 8, MPI_COMM_WORLD, e)
+        call mpi_ok(e)
+      else
+        call MPI_SSEND(rank + 1, 1, MPI_INTEGER, 0, 8, MPI_COMM_WORLD, e)
+        call mpi_ok(e)
+      end if
+    case default
+      call MPI_COMM_SPLIT(MPI_COMM_WORLD, mod(rank, 2), rank, half, e)
+      call mpi_ok(e)
+      call MPI_COMM_SIZE(half, hsize, e)
+      call mpi_ok(e)
+      if (hsize /= (nproc + 1 - mod(rank, 2)) / 2) badp2p = badp2p + 1
+      call MPI_COMM_FREE(half, e)
+      call mpi_ok(e)
+    end select
+  end subroutine pass_on
 
   subroutine mpi_ok(e)
     integer, intent(in) :: e
