@@ -365,30 +365,30 @@ static int started_ways(void)
         set_ierr(ierr, rc_);                      \
     } while (0)
 
+/* A send started by Open MPI's isend or issend, completed as above. */
+typedef void (*f_start_send)(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *req,
+                             fint *ierr);
+static void send_f(f_start_send start, void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *ierr)
+{
+    fint st[F_STATUS_LEN], rc = MPI_SUCCESS;
+    f_req r = {.status = st};
+    start(buf, count, dt, dest, tag, comm, &r.req, &rc);
+    if (rc != MPI_SUCCESS) set_ierr(ierr, rc);
+    else complete_f(&r, 1, SC_AWAY_SEND, ierr);
+}
+
 void ompi_send_f(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *ierr);
 void ompi_send_f(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *ierr)
 {
     if (!started_ways()) PLAIN_F(send, buf, count, dt, dest, tag, comm);
-    else {
-        fint st[F_STATUS_LEN], rc = MPI_SUCCESS;
-        f_req r = {.status = st};
-        ompi.isend(buf, count, dt, dest, tag, comm, &r.req, &rc);
-        if (rc != MPI_SUCCESS) set_ierr(ierr, rc);
-        else complete_f(&r, 1, SC_AWAY_SEND, ierr);
-    }
+    else send_f(ompi.isend, buf, count, dt, dest, tag, comm, ierr);
 }
 
 void ompi_ssend_f(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *ierr);
 void ompi_ssend_f(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *ierr)
 {
     if (!started_ways()) PLAIN_F(ssend, buf, count, dt, dest, tag, comm);
-    else {
-        fint st[F_STATUS_LEN], rc = MPI_SUCCESS;
-        f_req r = {.status = st};
-        ompi.issend(buf, count, dt, dest, tag, comm, &r.req, &rc);
-        if (rc != MPI_SUCCESS) set_ierr(ierr, rc);
-        else complete_f(&r, 1, SC_AWAY_SEND, ierr);
-    }
+    else send_f(ompi.issend, buf, count, dt, dest, tag, comm, ierr);
 }
 
 void ompi_recv_f(void *buf, fint *count, fint *dt, fint *source, fint *tag, fint *comm, fint *status, fint *ierr);

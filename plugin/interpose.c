@@ -308,8 +308,8 @@ static int ensure_identity(sc_comm *cs)
     int all = !agreed[0];
     away_end(away);
     if (all && agreed[1] >= 0) {
-        cs->row->label_ord = agreed[1];
         sc_report_label(agreed[1], (int)cs->row->leader, cs->label, sizeof cs->label);
+        if (cs->row != &sc_rt.rows[SC_REPORT_ROWS - 1]) cs->row->label_ord = agreed[1];   /* not the lumped row */
     }
     if (!all) {
         if (dup != MPI_COMM_NULL) PMPI_Comm_free(&dup);

@@ -156,17 +156,24 @@ static void merge_row(merged *t, const wire_row *w)
     if (!t->why[i][0]) memcpy(t->why[i], w->why, sizeof t->why[i]);
 }
 
+static void swap_bytes(void *a, void *b, size_t n)
+{
+    unsigned char *x = a, *y = b;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = x[i];
+        x[i] = y[i];
+        y[i] = c;
+    }
+}
+
 static void swap_rows(merged *t, int a, int b)
 {
-    double d[F_N];
-    char text[400];
-    int x;
-    memcpy(d, t->sum + a * F_N, sizeof d), memcpy(t->sum + a * F_N, t->sum + b * F_N, sizeof d), memcpy(t->sum + b * F_N, d, sizeof d);
-    memcpy(d, t->max + a * F_N, sizeof d), memcpy(t->max + a * F_N, t->max + b * F_N, sizeof d), memcpy(t->max + b * F_N, d, sizeof d);
-    x = t->ord[a], t->ord[a] = t->ord[b], t->ord[b] = x;
-    x = t->leader[a], t->leader[a] = t->leader[b], t->leader[b] = x;
-    memcpy(text, t->label[a], 24), memcpy(t->label[a], t->label[b], 24), memcpy(t->label[b], text, 24);
-    memcpy(text, t->why[a], 400), memcpy(t->why[a], t->why[b], 400), memcpy(t->why[b], text, 400);
+    swap_bytes(t->sum + a * F_N, t->sum + b * F_N, sizeof(double) * F_N);
+    swap_bytes(t->max + a * F_N, t->max + b * F_N, sizeof(double) * F_N);
+    swap_bytes(&t->ord[a], &t->ord[b], sizeof t->ord[0]);
+    swap_bytes(&t->leader[a], &t->leader[b], sizeof t->leader[0]);
+    swap_bytes(t->label[a], t->label[b], sizeof t->label[0]);
+    swap_bytes(t->why[a], t->why[b], sizeof t->why[0]);
 }
 
 /* Each rank's rows of communicators it used, at world rank 0, one row per
