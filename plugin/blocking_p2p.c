@@ -7,8 +7,8 @@
  * against 3.8 s under sync; an MPI_Sendrecv ring, 54 s.
  *
  * So the call starts nonblocking and is tested, as MPI's own wait polls,
- * for up to SPIN_S; only a call still not complete then makes the rank
- * away, and it waits by tests and naps (polite_wait.h).  Most messages
+ * for up to SC_SPIN_S; only a call still not complete then makes the rank
+ * away, and it waits by tests and naps (sc_poll_away, polite_wait.h).  Most messages
  * come within that: testing once and napping at once made an 8-byte
  * round trip take 115 us against 2.4 us, where a spin keeps it (figures
  * in the README).  With no engine here the calls pass straight through.
@@ -18,29 +18,44 @@
 #include "polite_wait.h"
 #include "away_around.h"
 
-#define SPIN_S 100e-6
+/* Requests tested as MPI_Test(all) does, for sc_poll_away. */
+typedef struct {
+    int count, rc;
+    MPI_Request *reqs;
+    MPI_Status *statuses;
+} tested;
 
-/* Whether reqs completed while tested for SPIN_S (or failed: *rc). */
-static int completes_soon(int count, MPI_Request reqs[], MPI_Status statuses[], int *rc)
+static int tested_over(void *ctx)
 {
-    double until = PMPI_Wtime() + SPIN_S;
+    tested *t = ctx;
     int done = 0;
-    do {
-        *rc = count == 1 ? PMPI_Test(reqs, &done, statuses) : PMPI_Testall(count, reqs, &done, statuses);
-        if (*rc != MPI_SUCCESS || done) return 1;
-    } while (PMPI_Wtime() < until);
-    return 0;
+    t->rc = t->count == 1 ? PMPI_Test(t->reqs, &done, t->statuses) : PMPI_Testall(t->count, t->reqs, &done, t->statuses);
+    return t->rc != MPI_SUCCESS || done;
 }
 
-/* Completes req: soon, or away, waiting politely. */
-static int complete(MPI_Request *req, MPI_Status *status, int what)
+/* Completes the requests: soon, or away, waiting politely. */
+static int complete(int count, MPI_Request reqs[], MPI_Status statuses[], int what)
 {
-    int rc;
-    if (completes_soon(1, req, status, &rc)) return rc;
-    sc_comm_away(NULL, 1, what);
-    rc = sc_polite_wait(req, status);
-    sc_comm_away(NULL, 0, what);
-    return rc;
+    tested t = {.count = count, .reqs = reqs, .statuses = statuses};
+    sc_poll_away(tested_over, &t, what);
+    return t.rc;
+}
+
+/* A probe, as MPI_Iprobe (message NULL) or MPI_Improbe does, for sc_poll_away. */
+typedef struct {
+    int source, tag, rc;
+    MPI_Comm comm;
+    MPI_Message *message;
+    MPI_Status *status;
+} probed;
+
+static int probed_over(void *ctx)
+{
+    probed *p = ctx;
+    int flag = 0;
+    p->rc = p->message ? PMPI_Improbe(p->source, p->tag, p->comm, &flag, p->message, p->status)
+                       : PMPI_Iprobe(p->source, p->tag, p->comm, &flag, p->status);
+    return p->rc != MPI_SUCCESS || flag;
 }
 
 int MPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
@@ -48,7 +63,7 @@ int MPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI
     if (!sc_comm_engines_here()) return PMPI_Send(buf, count, dt, dest, tag, comm);
     MPI_Request req;
     int rc = PMPI_Isend(buf, count, dt, dest, tag, comm, &req);
-    return rc != MPI_SUCCESS ? rc : complete(&req, MPI_STATUS_IGNORE, SC_AWAY_SEND);
+    return rc != MPI_SUCCESS ? rc : complete(1, &req, MPI_STATUS_IGNORE, SC_AWAY_SEND);
 }
 
 int MPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
@@ -56,7 +71,7 @@ int MPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MP
     if (!sc_comm_engines_here()) return PMPI_Ssend(buf, count, dt, dest, tag, comm);
     MPI_Request req;
     int rc = PMPI_Issend(buf, count, dt, dest, tag, comm, &req);
-    return rc != MPI_SUCCESS ? rc : complete(&req, MPI_STATUS_IGNORE, SC_AWAY_SEND);
+    return rc != MPI_SUCCESS ? rc : complete(1, &req, MPI_STATUS_IGNORE, SC_AWAY_SEND);
 }
 
 int MPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
@@ -64,7 +79,7 @@ int MPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MP
     if (!sc_comm_engines_here()) return PMPI_Rsend(buf, count, dt, dest, tag, comm);
     MPI_Request req;
     int rc = PMPI_Irsend(buf, count, dt, dest, tag, comm, &req);
-    return rc != MPI_SUCCESS ? rc : complete(&req, MPI_STATUS_IGNORE, SC_AWAY_SEND);
+    return rc != MPI_SUCCESS ? rc : complete(1, &req, MPI_STATUS_IGNORE, SC_AWAY_SEND);
 }
 
 int MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Status *status)
@@ -72,7 +87,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Com
     if (!sc_comm_engines_here()) return PMPI_Recv(buf, count, dt, source, tag, comm, status);
     MPI_Request req;
     int rc = PMPI_Irecv(buf, count, dt, source, tag, comm, &req);
-    return rc != MPI_SUCCESS ? rc : complete(&req, status, SC_AWAY_RECV);
+    return rc != MPI_SUCCESS ? rc : complete(1, &req, status, SC_AWAY_RECV);
 }
 
 int MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Status *status)
@@ -80,7 +95,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_S
     if (!sc_comm_engines_here()) return PMPI_Mrecv(buf, count, dt, message, status);
     MPI_Request req;
     int rc = PMPI_Imrecv(buf, count, dt, message, &req);
-    return rc != MPI_SUCCESS ? rc : complete(&req, status, SC_AWAY_RECV);
+    return rc != MPI_SUCCESS ? rc : complete(1, &req, status, SC_AWAY_RECV);
 }
 
 /* The receive posted first, as MPI libraries do; the status is the
@@ -99,11 +114,7 @@ int MPI_Sendrecv(const void *sendbuf, int scount, MPI_Datatype sdt, int dest, in
         if (PMPI_Cancel(&reqs[1]) == MPI_SUCCESS) PMPI_Wait(&reqs[1], MPI_STATUS_IGNORE);
         return rc;
     }
-    if (!completes_soon(2, reqs, st, &rc)) {
-        sc_comm_away(NULL, 1, SC_AWAY_SENDRECV);
-        rc = sc_polite_waitall(2, reqs, st);
-        sc_comm_away(NULL, 0, SC_AWAY_SENDRECV);
-    }
+    rc = complete(2, reqs, st, SC_AWAY_SENDRECV);
     if (rc == MPI_ERR_IN_STATUS) rc = st[0].MPI_ERROR != MPI_SUCCESS ? st[0].MPI_ERROR : st[1].MPI_ERROR;
     if (status != MPI_STATUS_IGNORE) *status = st[1];
     return rc;
@@ -118,38 +129,16 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int st
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-    int flag = 0;
     if (!sc_comm_engines_here()) return PMPI_Probe(source, tag, comm, status);
-    int rc;
-    double until = PMPI_Wtime() + SPIN_S;
-    do {
-        rc = PMPI_Iprobe(source, tag, comm, &flag, status);
-        if (rc != MPI_SUCCESS || flag) return rc;
-    } while (PMPI_Wtime() < until);
-    sc_comm_away(NULL, 1, SC_AWAY_PROBE);
-    for (long ns = SC_NAP_FIRST_NS; rc == MPI_SUCCESS && !flag;) {
-        sc_polite_nap(&ns);
-        rc = PMPI_Iprobe(source, tag, comm, &flag, status);
-    }
-    sc_comm_away(NULL, 0, SC_AWAY_PROBE);
-    return rc;
+    probed p = {.source = source, .tag = tag, .comm = comm, .status = status};
+    sc_poll_away(probed_over, &p, SC_AWAY_PROBE);
+    return p.rc;
 }
 
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
-    int flag = 0;
     if (!sc_comm_engines_here()) return PMPI_Mprobe(source, tag, comm, message, status);
-    int rc;
-    double until = PMPI_Wtime() + SPIN_S;
-    do {
-        rc = PMPI_Improbe(source, tag, comm, &flag, message, status);
-        if (rc != MPI_SUCCESS || flag) return rc;
-    } while (PMPI_Wtime() < until);
-    sc_comm_away(NULL, 1, SC_AWAY_PROBE);
-    for (long ns = SC_NAP_FIRST_NS; rc == MPI_SUCCESS && !flag;) {
-        sc_polite_nap(&ns);
-        rc = PMPI_Improbe(source, tag, comm, &flag, message, status);
-    }
-    sc_comm_away(NULL, 0, SC_AWAY_PROBE);
-    return rc;
+    probed p = {.source = source, .tag = tag, .comm = comm, .message = message, .status = status};
+    sc_poll_away(probed_over, &p, SC_AWAY_PROBE);
+    return p.rc;
 }

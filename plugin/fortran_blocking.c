@@ -307,7 +307,6 @@ void ompi_waitsome_f(fint *count, fint *reqs, fint *outcount, fint *indices, fin
 
 /* ---- point to point: tested a while, then away (blocking_p2p.c) --------- */
 
-#define SPIN_S 100e-6
 #define F_STATUS_LEN (sizeof(MPI_Status) / sizeof(fint))   /* Open MPI's Fortran status: the C one's words */
 
 /* A started request and where its status goes (the caller's, which may be
@@ -317,37 +316,48 @@ typedef struct {
     int done;
 } f_req;
 
-/* Tests the requests not done yet; whether all are done, or one failed (*rc). */
-static int test_reqs(f_req *r, int n, fint *rc)
+/* Started requests, tested one by one for sc_poll_away: each completed
+ * one is left alone (testing it again would blank its status). */
+typedef struct {
+    f_req *r;
+    int n;
+    fint rc;
+} f_tested;
+
+static int f_tested_over(void *ctx)
 {
+    f_tested *t = ctx;
     int all = 1;
-    for (int i = 0; i < n; i++) {
-        if (r[i].done) continue;
+    for (int i = 0; i < t->n; i++) {
+        if (t->r[i].done) continue;
         fint flag = 0;
-        ompi.test(&r[i].req, &flag, r[i].status, rc);
-        if (*rc != MPI_SUCCESS) return 1;
-        r[i].done = flag != 0;
-        all &= r[i].done;
+        ompi.test(&t->r[i].req, &flag, t->r[i].status, &t->rc);
+        if (t->rc != MPI_SUCCESS) return 1;
+        t->r[i].done = flag != 0;
+        all &= t->r[i].done;
     }
     return all;
 }
 
-/* As blocking_p2p.c's: tests for up to SPIN_S, then away, tests and naps. */
+/* As blocking_p2p.c's: tested a while, then away, tests and naps. */
 static void complete_f(f_req *r, int n, int what, fint *ierr)
 {
-    fint rc = MPI_SUCCESS;
-    double until = PMPI_Wtime() + SPIN_S;
-    int over;
-    while (!(over = test_reqs(r, n, &rc)) && PMPI_Wtime() < until) continue;
-    if (!over) {
-        sc_comm_away(NULL, 1, what);
-        for (long ns = SC_NAP_FIRST_NS;;) {
-            sc_polite_nap(&ns);
-            if (test_reqs(r, n, &rc)) break;
-        }
-        sc_comm_away(NULL, 0, what);
-    }
-    set_ierr(ierr, rc);
+    f_tested t = {.r = r, .n = n, .rc = MPI_SUCCESS};
+    sc_poll_away(f_tested_over, &t, what);
+    set_ierr(ierr, t.rc);
+}
+
+/* A probe by Open MPI's Fortran MPI_IPROBE, for sc_poll_away. */
+typedef struct {
+    fint *source, *tag, *comm, *status, rc;
+} f_probed;
+
+static int f_probed_over(void *ctx)
+{
+    f_probed *p = ctx;
+    fint flag = 0;
+    ompi.iprobe(p->source, p->tag, p->comm, &flag, p->status, &p->rc);
+    return p->rc != MPI_SUCCESS || flag;
 }
 
 /* Whether the nonblocking way is there: else the plain call. */
@@ -439,20 +449,9 @@ void ompi_probe_f(fint *source, fint *tag, fint *comm, fint *status, fint *ierr)
         PLAIN_F(probe, source, tag, comm, status);
         return;
     }
-    fint flag = 0, rc = MPI_SUCCESS;
-    double until = PMPI_Wtime() + SPIN_S;
-    do {
-        ompi.iprobe(source, tag, comm, &flag, status, &rc);
-    } while (rc == MPI_SUCCESS && !flag && PMPI_Wtime() < until);
-    if (rc == MPI_SUCCESS && !flag) {
-        sc_comm_away(NULL, 1, SC_AWAY_PROBE);
-        for (long ns = SC_NAP_FIRST_NS; rc == MPI_SUCCESS && !flag;) {
-            sc_polite_nap(&ns);
-            ompi.iprobe(source, tag, comm, &flag, status, &rc);
-        }
-        sc_comm_away(NULL, 0, SC_AWAY_PROBE);
-    }
-    set_ierr(ierr, rc);
+    f_probed p = {.source = source, .tag = tag, .comm = comm, .status = status, .rc = MPI_SUCCESS};
+    sc_poll_away(f_probed_over, &p, SC_AWAY_PROBE);
+    set_ierr(ierr, p.rc);
 }
 
 void ompi_comm_split_f(fint *comm, fint *color, fint *key, fint *newcomm, fint *ierr);

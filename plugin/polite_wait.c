@@ -1,5 +1,6 @@
 #include "polite_wait.h"
 #include <time.h>
+#include "comm_state.h"
 
 /* Between tests: 20 us, doubling to 1 ms. */
 void sc_polite_nap(long *ns)
@@ -7,6 +8,17 @@ void sc_polite_nap(long *ns)
     struct timespec ts = {0, *ns};
     nanosleep(&ts, NULL);
     if (*ns < 1000000) *ns *= 2;
+}
+
+void sc_poll_away(int (*over)(void *ctx), void *ctx, int what)
+{
+    double until = PMPI_Wtime() + SC_SPIN_S;
+    do {
+        if (over(ctx)) return;
+    } while (PMPI_Wtime() < until);
+    sc_comm_away(NULL, 1, what);
+    for (long ns = SC_NAP_FIRST_NS; !over(ctx); sc_polite_nap(&ns)) continue;
+    sc_comm_away(NULL, 0, what);
 }
 
 int sc_polite_wait(MPI_Request *req, MPI_Status *status)

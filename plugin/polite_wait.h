@@ -26,4 +26,13 @@ int sc_polite_waitsome(int incount, MPI_Request reqs[], int *outcount, int indic
  * fortran_blocking.c): start *ns at SC_NAP_FIRST_NS. */
 #define SC_NAP_FIRST_NS 20000L
 void sc_polite_nap(long *ns);
+
+/* A blocking point-to-point call made of its nonblocking form's tests or
+ * probes (blocking_p2p.c, fortran_blocking.c): polls over(ctx) until it
+ * returns nonzero, first for up to SC_SPIN_S as MPI's own waits poll (most
+ * messages come within it: a round trip stays microseconds, no notice);
+ * then with the engines told this rank is away (what: SC_AWAY_*), a poll
+ * and a nap at a time. */
+#define SC_SPIN_S 100e-6
+void sc_poll_away(int (*over)(void *ctx), void *ctx, int what);
 #endif

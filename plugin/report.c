@@ -176,6 +176,36 @@ static void swap_rows(merged *t, int a, int b)
     swap_bytes(t->why[a], t->why[b], sizeof t->why[0]);
 }
 
+/* Every rank's LEN bytes at world rank 0, in rank order, *total bytes in
+ * all, with one byte more after them (a text's end); NULL elsewhere, or
+ * when they cannot be had (the ranks agree before each collective, so a
+ * rank 0 out of memory costs no rank a hang). */
+static char *gather_bytes(const void *mine, int len, size_t *total)
+{
+    int n = sc_rt.world_size, me = sc_rt.world_rank;
+    int *lens = me == 0 ? calloc((size_t)n, sizeof(int)) : NULL, *at = me == 0 ? calloc((size_t)n, sizeof(int)) : NULL;
+    int ok = me != 0 || (lens && at), all = 0;
+    char *out = NULL;
+    *total = 0;
+    if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) == MPI_SUCCESS && all &&
+        PMPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD) == MPI_SUCCESS) {
+        for (int r = 0; me == 0 && r < n; r++) {
+            at[r] = (int)*total;
+            *total += (size_t)lens[r];
+        }
+        out = me == 0 ? malloc(*total + 1) : NULL;
+        ok = me != 0 || out;
+        if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS || !all ||
+            PMPI_Gatherv(mine, len, MPI_BYTE, out, lens, at, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
+            free(out);
+            out = NULL;
+        }
+    }
+    free(lens);
+    free(at);
+    return out;
+}
+
 /* Each rank's rows of communicators it used, at world rank 0, one row per
  * communicator (NULL elsewhere, or when they cannot be had).  Keyed by
  * name, not by each rank's own order: disjoint communicators (a split's
@@ -184,48 +214,21 @@ static void swap_rows(merged *t, int a, int b)
 static merged *gather_rows(void)
 {
     wire_row mine[SC_REPORT_ROWS];
-    int nmine = 0, n = sc_rt.world_size, me = sc_rt.world_rank;
+    int nmine = 0;
     memset(mine, 0, sizeof mine);
     for (int r = 0; r < SC_REPORT_ROWS; r++)
         if (sc_rt.rows[r].instances > 0) pack(&mine[nmine++], r);
-    int len = nmine * (int)sizeof(wire_row), *lens = NULL, *at = NULL;
-    merged *t = NULL;
-    wire_row *all_rows = NULL;
-    if (me == 0) {
-        lens = calloc((size_t)n, sizeof(int));
-        at = calloc((size_t)n, sizeof(int));
-        t = calloc(1, sizeof *t);
-    }
-    int ok = me != 0 || (lens && at && t), all = 0;
-    if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS || !all ||
-        PMPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
-        all = 0;
     size_t total = 0;
-    for (int r = 0; all && me == 0 && r < n; r++) {
-        at[r] = (int)total;
-        total += (size_t)lens[r];
-    }
-    if (all) {   /* a row or so per rank: sized by what the ranks send */
-        if (me == 0) all_rows = malloc(total ? total : 1);
-        ok = me != 0 || all_rows;
-        if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS || !all ||
-            PMPI_Gatherv(mine, len, MPI_BYTE, all_rows, lens, at, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
-            all = 0;
-    }
-    if (all && me == 0) {
+    wire_row *all_rows = (wire_row *)gather_bytes(mine, nmine * (int)sizeof(wire_row), &total);
+    merged *t = all_rows ? calloc(1, sizeof *t) : NULL;
+    if (t) {
         for (size_t i = 0; i < total / sizeof(wire_row); i++) merge_row(t, &all_rows[i]);
         for (int a = 1; a < t->n; a++)   /* by name: order at rank 0, then that rank */
             for (int b = a; b > 0 && (t->ord[b - 1] > t->ord[b] ||
                                       (t->ord[b - 1] == t->ord[b] && t->leader[b - 1] > t->leader[b])); b--)
                 swap_rows(t, b - 1, b);
     }
-    free(lens);
-    free(at);
     free(all_rows);
-    if (!all) {
-        free(t);
-        t = NULL;
-    }
     return t;
 }
 
@@ -387,32 +390,15 @@ void sc_report_coordinator(const char *comm, int rank)
  * goes without them); *count (may be NULL) gets the sum of mine_count. */
 static char *gather_text(const char *mine, int mine_count, int *count)
 {
-    int len = (int)strlen(mine), n = sc_rt.world_size, me = sc_rt.world_rank, sum = 0;
-    int *lens = me == 0 ? calloc((size_t)n, sizeof(int)) : NULL, *at = me == 0 ? calloc((size_t)n, sizeof(int)) : NULL;
-    int ok = me != 0 || (lens && at), all = 0;
-    if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS || !all ||
-        PMPI_Reduce(&mine_count, &sum, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD) != MPI_SUCCESS ||
-        PMPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
-        free(lens);
-        free(at);
+    int sum = 0, counted = PMPI_Reduce(&mine_count, &sum, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD) == MPI_SUCCESS;
+    size_t total = 0;
+    char *text = gather_bytes(mine, (int)strlen(mine), &total);
+    if (!counted) {
+        free(text);
         return NULL;
     }
     if (count) *count = sum;
-    size_t total = 0;
-    for (int r = 0; me == 0 && r < n; r++) {
-        at[r] = (int)total;
-        total += (size_t)lens[r];
-    }
-    char *text = me == 0 ? malloc(total + 1) : NULL;
-    ok = me != 0 || text;
-    if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS || !all ||
-        PMPI_Gatherv(mine, len, MPI_CHAR, text, lens, at, MPI_CHAR, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
-        free(text);
-        text = NULL;
-    }
     if (text) text[total] = '\0';
-    free(lens);
-    free(at);
     return text;
 }
 
