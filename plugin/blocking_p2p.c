@@ -34,7 +34,7 @@ static int tested_over(void *ctx)
 }
 
 /* Completes the requests: soon, or away, waiting politely. */
-static int complete(int count, MPI_Request reqs[], MPI_Status statuses[], int what)
+static int complete(int count, MPI_Request *reqs, MPI_Status *statuses, int what)
 {
     tested t = {.count = count, .reqs = reqs, .statuses = statuses};
     sc_poll_away(tested_over, &t, what);
