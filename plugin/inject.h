@@ -1,6 +1,7 @@
 /* STARCOLL_INJECT: straggler injection inside unchanged applications.
  * Spec: comma list of key=value:
- *   rank=R | rank=R1+R2+... | rank=all | rank=rotate   who sleeps (default: none)
+ *   rank=R | rank=R1+R2+... | rank=all | rank=rotate   who sleeps (default: none):
+ *                world ranks, on every communicator they call on
  *   delay=TIME   sleep before each eligible call (us, ms or s; plain = ms)
  *   prob=P       probability per call, 0..1 (default 1)
  *   every=N      only every Nth eligible call (default 1)
@@ -29,8 +30,8 @@ typedef struct sc_inject {
 /* 0 on success; -1 with a message naming the bad part. */
 int sc_inject_parse(const char *spec, sc_inject *out, char *err, size_t errlen);
 
-/* Seconds rank `rank` of `size` should sleep before its eligible call number
- * `call` (counted from 0 on this communicator). */
+/* Seconds world rank `rank` of `size` should sleep before its eligible call
+ * number `call` (counted from 0 on the communicator it calls on). */
 double sc_inject_delay(const sc_inject *in, int rank, int size, long call);
 
 void sc_inject_describe(const sc_inject *in, char *buf, size_t len);

@@ -759,9 +759,11 @@ static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count,
         return rc;
     }
     /* Injected straggling stands for compute: it happens before the call
-     * and is not counted as time inside the library. */
+     * and is not counted as time inside the library.  The ranks named are
+     * world ranks on every communicator: "rank=1" slows the job's rank 1,
+     * not each split communicator's second member. */
     if (sc_rt.policy.inject.enabled) {
-        sleep_s(sc_inject_delay(&sc_rt.policy.inject, cs->rank, cs->size, cs->eligible_calls));
+        sleep_s(sc_inject_delay(&sc_rt.policy.inject, sc_rt.world_rank, sc_rt.world_size, cs->eligible_calls));
         t0 = PMPI_Wtime();
     }
     cs->eligible_calls++;

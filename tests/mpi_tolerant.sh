@@ -36,6 +36,22 @@ comm_rows() {
     fi
 }
 
+# inject_rows NAME RANK "COMMS" OTHER: the straggler CSV lists world rank
+# RANK slow on each of COMMS for 10 steps or more (of 40), and no
+# rank slow that long on comm OTHER, which RANK is not part of.
+inject_rows() {
+    local name=$1 rank=$2 comms=$3 other=$4 csv="$SC_WORK/$1.report.stragglers.csv" c got
+    local long='NR > 1 && $9 >= 10 { print $1, $2 }'
+    for c in $comms; do
+        got=$(awk -F, "$long" "$csv" 2>/dev/null | awk -v c="$c" '$1 == c { print $2 }' | sort -u | tr '\n' ' ')
+        if [ "$got" = "$rank " ]; then ok "$name: comm $c: the straggler table names world rank $rank, the injected rank"
+        else fail "$name: comm $c: ranks slow for 10 steps or more: '${got:-none}', expected world rank $rank alone"; fi
+    done
+    got=$(awk -F, "$long" "$csv" 2>/dev/null | awk -v c="$other" '$1 == c { print $2 }' | sort -u | tr '\n' ' ')
+    if [ -z "$got" ]; then ok "$name: comm $other (without world rank $rank): no rank slow for 10 steps or more"
+    else fail "$name: comm $other, which world rank $rank is not on, has ranks slow for 10 steps or more: $got"; fi
+}
+
 # tolerant_job NAME MODE [env...] -- args...: run, adopt its checks, check the report.
 tolerant_job() {
     local name=$1 mode=$2
@@ -126,6 +142,13 @@ for mode in $MODES; do
             fail "$mode-nb-thread-inject: no decision names the injected rank 5"
             sed -n '/^@--- Decisions/,/^@--- end/p' "$SC_WORK/$mode-nb-thread-inject.report"
         fi
+    fi
+    # The ranks STARCOLL_INJECT names are world ranks on every communicator:
+    # rank=1 slows world rank 1 on the world and on the odd half (where it
+    # is rank 0), never the even half's rank 1 (world rank 2).
+    if [ "$mode" = auto ]; then
+        SC_K=3 tolerant_job auto-inject-split auto STARCOLL_INJECT=rank=1,delay=15ms -- --pattern none --two-comms
+        sc_preloading && inject_rows auto-inject-split 1 "0 1@1" 1
     fi
     if sc_preloading; then
         for l in waitall test; do
