@@ -10,6 +10,9 @@ static sc_comm *live;   /* every communicator with state, newest first */
  * others may follow (threads: calls on different communicators at once).
  * Never held across a collective. */
 static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+/* Engines running in this process: read on every point-to-point call and
+ * wait, so one atomic load rather than the lock and a walk of live. */
+static int engines_running;
 
 static void unlink_state(sc_comm *cs)
 {
@@ -89,6 +92,7 @@ void sc_comm_stop_engine(sc_comm *cs, int keep_leftovers)
     pthread_mutex_lock(&live_mu);   /* other threads no longer see it */
     sc_engine *e = cs->engine;
     cs->engine = NULL;
+    __atomic_sub_fetch(&engines_running, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&live_mu);
     sc_engine_announce_leave(e);
     sc_engine_serve_while_direct(&e, 1);
@@ -310,11 +314,16 @@ int sc_comm_engines_here(void)
 
 int sc_comm_engines(void)
 {
-    int n = 0;
+    return __atomic_load_n(&engines_running, __ATOMIC_ACQUIRE);
+}
+
+void sc_comm_set_engine(sc_comm *cs, sc_engine *e)
+{
+    if (!e) return;
     pthread_mutex_lock(&live_mu);
-    for (sc_comm *cs = live; cs; cs = cs->next_live) n += cs->engine != NULL;
+    cs->engine = e;
+    __atomic_add_fetch(&engines_running, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&live_mu);
-    return n;
 }
 
 int sc_comm_enter(sc_comm *cs)

@@ -78,6 +78,8 @@ void sc_comm_stop_all_engines(void);
 void sc_comm_away(sc_engine *except, int away, int what);
 /* Number of running engines in this process. */
 int sc_comm_engines(void);
+/* cs's engine is e, just started (NULL: none started; nothing changes). */
+void sc_comm_set_engine(sc_comm *cs, sc_engine *e);
 /* The same, 0 before MPI_Init or after MPI_Finalize. */
 int sc_comm_engines_here(void);
 /* A call on cs starts (1; 0: another thread's call on cs is under way)

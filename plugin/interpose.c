@@ -397,7 +397,7 @@ static void adopt_pattern(sc_comm *cs)
     if (cs->learn_cpu0 >= 0 && sc_proc_thread_times(&cpu1, &runq1) == 0 && cpu1 > cs->learn_cpu0 &&
         runq1 >= cs->learn_runq0)
         given = (cpu1 - cs->learn_cpu0) / (cpu1 - cs->learn_cpu0 + runq1 - cs->learn_runq0);
-    cs->engine = sc_engine_start(cs->comm, cs->id, start, cs->label, learn_load, given);
+    sc_comm_set_engine(cs, sc_engine_start(cs->comm, cs->id, start, cs->label, learn_load, given));
     away_end(away);
     if (!cs->engine) {
         cs->engine_failed = 1;
