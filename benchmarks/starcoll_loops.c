@@ -55,7 +55,10 @@
  *         (the rank is away meanwhile): sendrecv, recv (rank 0 receives
  *         every rank's number), probe (MPI_Probe, then MPI_Recv; the others
  *         MPI_Ssend), split (MPI_Comm_split), file (a collective write and
- *         read of a file), fence (a window, a put, fences), allgatherv,
+ *         read of a file), ifile (each rank alone, 50 times: a nonblocking
+ *         write completed by MPI_Wait, a nonblocking read by MPI_Test, a
+ *         collective read on MPI_COMM_SELF; a file of its own), fence (a
+ *         window, a put, fences), allgatherv,
  *         gatherv, scatterv, alltoallv, reduce_scatter,
  *         reduce_scatter_block, scan or exscan.  Its result is checked.
  *         --call-every N: also after every N steps (a checkpoint, a
@@ -324,6 +327,35 @@ static int flushed_sums_agree(state *st, int s)
     return ok;
 }
 
+/* --end-call ifile: this rank's own file, written and read back as a code
+ * overlapping its I/O does, 50 times (Open MPI's file requests once broke
+ * when a tolerant engine's thread drove MPI's progress meanwhile:
+ * ompio_progress.c).  1 when every call succeeded and read back right. */
+static int self_file_io(int one)
+{
+    char path[320];
+    snprintf(path, sizeof path, "%s.%d", end_file, rank);
+    MPI_File fh;
+    if (MPI_CHECK(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                                MPI_INFO_NULL, &fh)) != MPI_SUCCESS)
+        return 0;
+    int ok = 1;
+    for (int k = 0; k < 50 && ok; k++) {
+        int w[13], r[13], c[13], n = 1 + k % 13, got = -1, done = 0;
+        for (int i = 0; i < 13; i++) w[i] = one * 1000 + k * 13 + i, r[i] = c[i] = -1;
+        MPI_Request req;
+        MPI_Status st;
+        ok = MPI_CHECK(MPI_File_iwrite_at(fh, 0, w, n, MPI_INT, &req)) == MPI_SUCCESS &&
+             MPI_CHECK(MPI_Wait(&req, &st)) == MPI_SUCCESS && MPI_CHECK(MPI_Get_count(&st, MPI_INT, &got)) == MPI_SUCCESS &&
+             got == n && MPI_CHECK(MPI_File_iread_at(fh, 0, r, n, MPI_INT, &req)) == MPI_SUCCESS;
+        while (ok && !done) ok = MPI_CHECK(MPI_Test(&req, &done, &st)) == MPI_SUCCESS;
+        ok = ok && MPI_CHECK(MPI_Get_count(&st, MPI_INT, &got)) == MPI_SUCCESS && got == n &&
+             MPI_CHECK(MPI_File_read_at_all(fh, 0, c, n, MPI_INT, MPI_STATUS_IGNORE)) == MPI_SUCCESS;
+        for (int i = 0; i < n && ok; i++) ok = r[i] == w[i] && c[i] == w[i];
+    }
+    return MPI_CHECK(MPI_File_close(&fh)) == MPI_SUCCESS && ok;
+}
+
 /* --end-call NAME on the world, its result checked: 1 right, 0 not (or
  * NAME unknown).  Rank r sends r + 1 (to the next rank, to all, or to be
  * reduced); rank 0 roots the rooted ones. */
@@ -373,6 +405,8 @@ static int make_end_call(const char *name)
                  back == mine + 1;
             ok &= MPI_CHECK(MPI_File_close(&fh)) == MPI_SUCCESS;
         }
+    } else if (!strcmp(name, "ifile")) {
+        ok = self_file_io(one);
     } else if (!strcmp(name, "fence")) {
         MPI_Win win;
         ok = MPI_CHECK(MPI_Win_create(all, (MPI_Aint)(sizeof(int) * (size_t)n), (int)sizeof(int), MPI_INFO_NULL, w,
@@ -526,7 +560,7 @@ int main(int argc, char **argv)
         if (same_results && !(st[c].result_sum = calloc((size_t)(steps + 1) * (size_t)ntensors, sizeof(double))))
             MPI_Abort(MPI_COMM_WORLD, 3);
     }
-    if (end_call && !strcmp(end_call, "file")) {   /* rank 0's pid names the file for all */
+    if (end_call && (!strcmp(end_call, "file") || !strcmp(end_call, "ifile"))) {   /* rank 0's pid names the file for all */
         long id = (long)getpid();
         MPI_CHECK(MPI_Bcast(&id, 1, MPI_LONG, 0, MPI_COMM_WORLD));
         const char *dir = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";

@@ -27,6 +27,7 @@
 #include "trace.h"
 #include "outfile.h"
 #include "placement.h"
+#include "ompio_progress.h"
 
 double sc_now(void)
 {
@@ -254,6 +255,7 @@ static void *engine_main(void *arg)
 {
     sc_engine *e = arg;
     sc_monitor_library_thread();   /* its queueing is not the application's */
+    sc_ompio_progress_not_here();  /* its progress must not walk ompio's requests */
     if (e->rank == e->coord) sc_coordinator_loop(e);
     else sc_member_loop(e);
     pthread_mutex_lock(&e->mu);
