@@ -17,7 +17,9 @@
 #define _GNU_SOURCE
 #include "ompio_progress.h"
 #include <dlfcn.h>
+#include <limits.h>
 #include <link.h>
+#include <stdio.h>
 #include <string.h>
 #include "runtime.h"
 
@@ -31,32 +33,35 @@ void sc_ompio_progress_not_here(void)
 int mca_common_ompio_progress(void);
 typedef int (*progress_fn)(void);
 
-/* ompio's own callback in a loaded object named like its library. */
-static int find_in(struct dl_phdr_info *info, size_t size, void *out)
+/* The path of a loaded object named like ompio's library (the loader's
+ * lock is held here: it is opened after the walk). */
+static int name_of(struct dl_phdr_info *info, size_t size, void *out)
 {
     (void)size;
     if (!info->dlpi_name || !strstr(info->dlpi_name, "mca_common_ompio")) return 0;
-    void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
-    if (!h) return 0;
-    void *f = dlsym(h, "mca_common_ompio_progress");
-    dlclose(h);
-    if (!f || f == (void *)mca_common_ompio_progress) return 0;
-    *(void **)out = f;
+    snprintf(out, PATH_MAX, "%s", info->dlpi_name);
     return 1;
 }
 
+/* ompio's own callback: the next definition after this library's, or the
+ * one in ompio's library where that is not in the global scope (a
+ * component opened with local scope brought it in).  Looked for once. */
 static progress_fn ompio_own(void)
 {
     static progress_fn own;
-    progress_fn f = __atomic_load_n(&own, __ATOMIC_ACQUIRE);
-    if (f) return f;
+    static int looked;
+    if (__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) return __atomic_load_n(&own, __ATOMIC_RELAXED);
     void *p = dlsym(RTLD_NEXT, "mca_common_ompio_progress");
-    if (!p || p == (void *)mca_common_ompio_progress) {
-        p = NULL;
-        dl_iterate_phdr(find_in, &p);
+    char path[PATH_MAX] = "";
+    if ((!p || p == (void *)mca_common_ompio_progress) && dl_iterate_phdr(name_of, path) == 1) {
+        void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+        p = h ? dlsym(h, "mca_common_ompio_progress") : NULL;
+        if (h) dlclose(h);
     }
-    f = (progress_fn)p;
-    if (f) __atomic_store_n(&own, f, __ATOMIC_RELEASE);
+    if (p == (void *)mca_common_ompio_progress) p = NULL;
+    progress_fn f = (progress_fn)p;   /* the same on every thread that gets here */
+    __atomic_store_n(&own, f, __ATOMIC_RELAXED);
+    __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
     return f;
 }
 

@@ -22,13 +22,16 @@ every N steps a figure passed on, as codes do between their collectives,
 in turn: comm.sendrecv of a dict around a ring; rank 0 receiving every
 rank's by comm.recv from any source (pickled: MPI_Mprobe and MPI_Mrecv);
 by comm.Recv of a NumPy array from each rank in turn (the others
-comm.Send); comm.Split into halves.  Each result is checked.
+comm.Send); comm.Split into halves; each rank's own file written and read
+back 50 times by Iwrite_at and Iread_at completed by Wait, and read by
+Read_at_all on COMM_SELF.  Each result is checked.
 
 --model FILE [--scale N]: the step's gradients are a model's tensors (a
 .tensors file of benchmarks/models/, registration order) in backward
 order, every count over 16384 divided by N (never below 16384), as
 benchmarks/starcoll_loops does.
 """
+import os
 import sys
 import time
 
@@ -126,10 +129,22 @@ def pass_on(which):
                 passes_ok &= int(buf[0]) == q
         else:
             comm.Send(np.array([rank], np.int32), dest=0, tag=4)
-    else:
+    elif which == 3:
         half = comm.Split(rank % 2, rank)
         passes_ok &= half.Get_size() == (size + 1 - rank % 2) // 2
         half.Free()
+    else:
+        path = os.path.join(os.environ.get("TMPDIR") or "/tmp", "mpi_loops.%d.%d" % (os.getpid(), rank))
+        amode = MPI.MODE_RDWR | MPI.MODE_CREATE | MPI.MODE_DELETE_ON_CLOSE
+        fh = MPI.File.Open(MPI.COMM_SELF, path, amode)
+        for k in range(50):
+            w = np.arange(k, k + 1 + k % 13, dtype=np.int32)
+            r, c = np.full_like(w, -1), np.full_like(w, -1)
+            fh.Iwrite_at(0, w).Wait()
+            fh.Iread_at(0, r).Wait()
+            fh.Read_at_all(0, c)
+            passes_ok &= bool((r == w).all() and (c == w).all())
+        fh.Close()
 
 
 
@@ -154,7 +169,7 @@ for step in range(steps):
     time.sleep(compute_s * (slow_factor if rank == size - 1 else 1.0))
     one_step(step)
     if pass_every and (step + 1) % pass_every == 0:
-        pass_on((step + 1) // pass_every % 4)
+        pass_on((step + 1) // pass_every % 5)
 per_step_ms = (time.perf_counter() - t_warm) / (steps - warmup) * 1e3
 MPI.Pcontrol(2)
 one_step(steps, zero=True)
@@ -163,7 +178,7 @@ check(tags_ok, "mpi4py: every result of a tensor is made of that tensor's buffer
 if with_loss:
     check(loss_ok, "mpi4py: the per-step loss is exact at every step")
 if pass_every:
-    check(passes_ok, "mpi4py: every figure passed on (sendrecv, recv, Recv) and every Split right")
+    check(passes_ok, "mpi4py: every figure passed on (sendrecv, recv, Recv), every Split and every file read back right")
 conserved = same = True
 for i in range(len(shapes)):
     total, low, high = np.zeros_like(sent[i]), np.zeros_like(got[i]), np.zeros_like(got[i])
