@@ -58,9 +58,9 @@
  *         read of a file), ifile (each rank alone, 50 times: a nonblocking
  *         write completed by MPI_Wait, a nonblocking read by MPI_Test, a
  *         collective read on MPI_COMM_SELF; a file of its own), fence (a
- *         window, a put, fences), allgatherv,
- *         gatherv, scatterv, alltoallv, reduce_scatter,
- *         reduce_scatter_block, scan or exscan.  Its result is checked.
+ *         window, a put, fences), allgatherv, gatherv, scatterv,
+ *         alltoallv, reduce_scatter, reduce_scatter_block, scan or exscan.
+ *         Its result is checked.
  *         --call-every N: also after every N steps (a checkpoint, a
  *         figure passed on now and then).
  * --comm-thread: the loop runs on a thread of its own, not MPI_Init's
@@ -94,7 +94,7 @@ static long scale = 1;
 static int passed, failed, bad_returns, two_comms = 0, halves_in_order = 0, soak = 0, same_results = 0;
 static const char *end_call = NULL;
 static int call_every = 0;           /* --call-every N: the --end-call also after every N steps */
-static char end_file[300];           /* --end-call file: the file, named alike on every rank */
+static char end_file[300];           /* --end-call file: the file, named alike on every rank (ifile: each rank's, NAME.RANK) */
 static double bound_s = 0, longest_s = 0;
 static int longest_step = -1, longest_tensor = -1;   /* where this rank's longest call was */
 static const char *longest_stream = "";

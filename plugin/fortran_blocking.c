@@ -375,43 +375,38 @@ static int started_ways(void)
         set_ierr(ierr, rc_);                      \
     } while (0)
 
-/* A send started by Open MPI's isend or issend, completed as above. */
-typedef void (*f_start_send)(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *req,
-                             fint *ierr);
-static void send_f(f_start_send start, void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *ierr)
+/* One request started by Open MPI's isend, issend or irecv (one shape),
+ * completed as above; status NULL: a send's, kept here. */
+typedef void (*f_start)(void *buf, fint *count, fint *dt, fint *peer, fint *tag, fint *comm, fint *req, fint *ierr);
+static void started_f(f_start start, void *buf, fint *count, fint *dt, fint *peer, fint *tag, fint *comm,
+                      fint *status, int what, fint *ierr)
 {
     fint st[F_STATUS_LEN], rc = MPI_SUCCESS;
-    f_req r = {.status = st};
-    start(buf, count, dt, dest, tag, comm, &r.req, &rc);
+    f_req r = {.status = status ? status : st};
+    start(buf, count, dt, peer, tag, comm, &r.req, &rc);
     if (rc != MPI_SUCCESS) set_ierr(ierr, rc);
-    else complete_f(&r, 1, SC_AWAY_SEND, ierr);
+    else complete_f(&r, 1, what, ierr);
 }
 
 void ompi_send_f(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *ierr);
 void ompi_send_f(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *ierr)
 {
     if (!started_ways()) PLAIN_F(send, buf, count, dt, dest, tag, comm);
-    else send_f(ompi.isend, buf, count, dt, dest, tag, comm, ierr);
+    else started_f(ompi.isend, buf, count, dt, dest, tag, comm, NULL, SC_AWAY_SEND, ierr);
 }
 
 void ompi_ssend_f(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *ierr);
 void ompi_ssend_f(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *ierr)
 {
     if (!started_ways()) PLAIN_F(ssend, buf, count, dt, dest, tag, comm);
-    else send_f(ompi.issend, buf, count, dt, dest, tag, comm, ierr);
+    else started_f(ompi.issend, buf, count, dt, dest, tag, comm, NULL, SC_AWAY_SEND, ierr);
 }
 
 void ompi_recv_f(void *buf, fint *count, fint *dt, fint *source, fint *tag, fint *comm, fint *status, fint *ierr);
 void ompi_recv_f(void *buf, fint *count, fint *dt, fint *source, fint *tag, fint *comm, fint *status, fint *ierr)
 {
     if (!started_ways()) PLAIN_F(recv, buf, count, dt, source, tag, comm, status);
-    else {
-        fint rc = MPI_SUCCESS;
-        f_req r = {.status = status};
-        ompi.irecv(buf, count, dt, source, tag, comm, &r.req, &rc);
-        if (rc != MPI_SUCCESS) set_ierr(ierr, rc);
-        else complete_f(&r, 1, SC_AWAY_RECV, ierr);
-    }
+    else started_f(ompi.irecv, buf, count, dt, source, tag, comm, status, SC_AWAY_RECV, ierr);
 }
 
 /* The receive posted first; the caller's status is the receive's. */
