@@ -58,7 +58,9 @@
  *         read of a file), ifile (each rank alone, 50 times: a nonblocking
  *         write completed by MPI_Wait, a nonblocking read by MPI_Test, a
  *         collective read on MPI_COMM_SELF; a file of its own), fence (a
- *         window, a put, fences), allgatherv, gatherv, scatterv,
+ *         window, a put, fences), pscw (a halo exchange: MPI_Win_post,
+ *         _start, a put to each neighbour, _complete, _wait, on a window
+ *         made before the steps), allgatherv, gatherv, scatterv,
  *         alltoallv, reduce_scatter, reduce_scatter_block, scan or exscan.
  *         Its result is checked.
  *         --call-every N: also after every N steps (a checkpoint, a
@@ -94,6 +96,9 @@ static long scale = 1;
 static int passed, failed, bad_returns, two_comms = 0, halves_in_order = 0, soak = 0, same_results = 0;
 static const char *end_call = NULL;
 static int call_every = 0;           /* --call-every N: the --end-call also after every N steps */
+static MPI_Win halo_win = MPI_WIN_NULL;    /* --end-call pscw: made before the steps, as a stencil code does */
+static MPI_Group halo_group = MPI_GROUP_NULL;
+static int halo_buf[2];
 static char end_file[300];           /* --end-call file: the file, named alike on every rank (ifile: each rank's, NAME.RANK) */
 static double bound_s = 0, longest_s = 0;
 static int longest_step = -1, longest_tensor = -1;   /* where this rank's longest call was */
@@ -418,6 +423,18 @@ static int make_end_call(const char *name)
             for (int i = 0; i < n && rank == 0; i++) ok &= all[i] == i + 1;
             ok &= MPI_CHECK(MPI_Win_free(&win)) == MPI_SUCCESS;
         }
+    } else if (!strcmp(name, "pscw")) {
+        /* a halo exchange by access epochs on a window made once: each rank
+         * exposes it to its two neighbours and puts its number into theirs
+         * (slot 0 of the next rank's, slot 1 of the previous one's) */
+        int nb[2] = {(rank + n - 1) % n, (rank + 1) % n};
+        halo_buf[0] = halo_buf[1] = -1;
+        ok = MPI_CHECK(MPI_Win_post(halo_group, 0, halo_win)) == MPI_SUCCESS &&
+             MPI_CHECK(MPI_Win_start(halo_group, 0, halo_win)) == MPI_SUCCESS &&
+             MPI_CHECK(MPI_Put(&one, 1, MPI_INT, nb[1], 0, 1, MPI_INT, halo_win)) == MPI_SUCCESS &&
+             MPI_CHECK(MPI_Put(&one, 1, MPI_INT, nb[0], 1, 1, MPI_INT, halo_win)) == MPI_SUCCESS &&
+             MPI_CHECK(MPI_Win_complete(halo_win)) == MPI_SUCCESS && MPI_CHECK(MPI_Win_wait(halo_win)) == MPI_SUCCESS &&
+             halo_buf[0] == nb[0] + 1 && halo_buf[1] == nb[1] + 1;
     } else if (!strcmp(name, "allgatherv") || !strcmp(name, "gatherv")) {
         int rooted = name[0] == 'g';
         int rc = rooted ? MPI_CHECK(MPI_Gatherv(&one, 1, MPI_INT, all, ones, at, MPI_INT, 0, w))
@@ -566,6 +583,15 @@ int main(int argc, char **argv)
         const char *dir = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
         snprintf(end_file, sizeof end_file, "%.200s/starcoll_loops.%ld", dir, id);
     }
+    if (end_call && !strcmp(end_call, "pscw")) {   /* the two neighbours' window */
+        MPI_Group world_group;
+        int nb[2] = {(rank + size - 1) % size, (rank + 1) % size};
+        MPI_CHECK(MPI_Win_create(halo_buf, (MPI_Aint)sizeof halo_buf, (int)sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                                 &halo_win));
+        MPI_CHECK(MPI_Comm_group(MPI_COMM_WORLD, &world_group));
+        MPI_CHECK(MPI_Group_incl(world_group, nb[0] == nb[1] ? 1 : 2, nb, &halo_group));
+        MPI_CHECK(MPI_Group_free(&world_group));
+    }
     loop_run run = {.st = st, .nst = nst, .loss_ok = 1, .end_ok = 1};
     if (comm_thread) {
         pthread_t t;
@@ -645,6 +671,10 @@ int main(int argc, char **argv)
                     longest_step, longest_tensor, longest_stream);
     }
     if (nst == 2) MPI_CHECK(MPI_Comm_free(&st[1].comm));
+    if (halo_win != MPI_WIN_NULL) {
+        MPI_CHECK(MPI_Win_free(&halo_win));
+        MPI_CHECK(MPI_Group_free(&halo_group));
+    }
     /* figures: mean step time of the ranks never slow, and of the slow one */
     double mine[2] = {me_slow() ? 0 : per_step, me_slow() ? per_step : 0}, sum[2] = {0, 0};
     rc = MPI_Reduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);

@@ -1,6 +1,7 @@
 /* Collective calls that reduce nothing but block until every rank comes:
  * making communicators, collective MPI-IO (a checkpoint every few steps),
- * and window creation, fences and freeing.  As the collectives in
+ * and window creation, fences and freeing; and a window's active-target
+ * epochs, which wait for the neighbours named.  As the collectives in
  * blocking.c: while tolerant engines run, a rank blocked in one is away,
  * so no round waits for it.  Measured here, 4 ranks in quorum, one 3x
  * slow, 60 steps: a checkpoint every 10 steps (MPI_File_open,
@@ -11,6 +12,7 @@
 #include <mpi.h>
 #include "comm_state.h"
 #include "away_around.h"
+#include "polite_wait.h"
 
 /* ---- communicators ------------------------------------------------------ */
 
@@ -161,4 +163,53 @@ int MPI_Win_fence(int assertion, MPI_Win win)
 int MPI_Win_free(MPI_Win *win)
 {
     AWAY_AROUND(SC_AWAY_WIN, PMPI_Win_free(win));
+}
+
+/* Active target by groups (post, start, complete, wait): a halo exchange
+ * whose neighbour is a straggler waits in MPI_Win_start or _complete for
+ * its post, in MPI_Win_wait for its puts.  Unseen, a stencil code's
+ * epoch every 10 steps, 4 ranks in quorum, one 3x slow, cost a 10 s stall
+ * or hung the job (starcoll_loops --end-call pscw).  MPI_Win_post does not
+ * wait.  MPI_Win_wait is made of MPI_Win_test, as MPI_Wait is of MPI_Test
+ * in blocking_p2p.c: a neighbour already done costs no notice.  Passive
+ * target (MPI_Win_lock, _unlock, _flush) waits for no application thread,
+ * only for MPI's progress at the target (an engine thread there makes it),
+ * unless a lock's holder keeps it across its compute; it passes through. */
+int MPI_Win_start(MPI_Group group, int assertion, MPI_Win win)
+{
+    AWAY_AROUND(SC_AWAY_WIN, PMPI_Win_start(group, assertion, win));
+}
+
+int MPI_Win_complete(MPI_Win win)
+{
+    AWAY_AROUND(SC_AWAY_WIN, PMPI_Win_complete(win));
+}
+
+typedef struct {
+    MPI_Win win;
+    int rc;
+} win_tested;
+
+static int win_tested_over(void *ctx)
+{
+    win_tested *t = ctx;
+    int done = 0;
+    t->rc = PMPI_Win_test(t->win, &done);
+    return t->rc != MPI_SUCCESS || done;
+}
+
+int MPI_Win_wait(MPI_Win win)
+{
+    if (!sc_comm_engines_here()) return PMPI_Win_wait(win);
+    win_tested t = {.win = win};
+    sc_poll_away(win_tested_over, &t, SC_AWAY_WIN);
+    return t.rc;
+}
+
+/* polling the exposure epoch's end is waiting too (MPI_Test, blocking.c) */
+int MPI_Win_test(MPI_Win win, int *flag)
+{
+    int rc = PMPI_Win_test(win, flag);
+    if (rc == MPI_SUCCESS) sc_comm_polling(!*flag);
+    return rc;
 }

@@ -527,6 +527,6 @@ const char *sc_away_name(int what)
         "in MPI_Send (or Ssend, Rsend)", "in MPI_Recv (or Mrecv)", "in MPI_Sendrecv (or Sendrecv_replace)",
         "in MPI_Probe (or Mprobe)", "making a communicator (MPI_Comm_split, dup, create, ...)",
         "in a collective MPI-IO call (MPI_File_open, write_all, ...)",
-        "in a collective window call (MPI_Win_fence, create, free, ...)"};
+        "in a window call (MPI_Win_fence, create, free, start, complete, wait, ...)"};
     return what >= 0 && what < SC_AWAY_N ? names[what] : names[0];
 }
