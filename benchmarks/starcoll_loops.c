@@ -60,7 +60,9 @@
  *         collective read on MPI_COMM_SELF; a file of its own), fence (a
  *         window, a put, fences), pscw (a halo exchange: MPI_Win_post,
  *         _start, a put to each neighbour, _complete, _wait, on a window
- *         made before the steps), allgatherv, gatherv, scatterv,
+ *         made before the steps), lock (on that window, this rank's
+ *         number put into rank 0's under MPI_Win_lock and read back),
+ *         allgatherv, gatherv, scatterv,
  *         alltoallv, reduce_scatter, reduce_scatter_block, scan or exscan.
  *         Its result is checked.
  *         --call-every N: also after every N steps (a checkpoint, a
@@ -98,7 +100,7 @@ static const char *end_call = NULL;
 static int call_every = 0;           /* --call-every N: the --end-call also after every N steps */
 static MPI_Win halo_win = MPI_WIN_NULL;    /* --end-call pscw: made before the steps, as a stencil code does */
 static MPI_Group halo_group = MPI_GROUP_NULL;
-static int halo_buf[2];
+static int *halo_buf;                       /* 2 ints, and on rank 0 one more per rank (--end-call lock) */
 static char end_file[300];           /* --end-call file: the file, named alike on every rank (ifile: each rank's, NAME.RANK) */
 static double bound_s = 0, longest_s = 0;
 static int longest_step = -1, longest_tensor = -1;   /* where this rank's longest call was */
@@ -435,6 +437,17 @@ static int make_end_call(const char *name)
              MPI_CHECK(MPI_Put(&one, 1, MPI_INT, nb[0], 1, 1, MPI_INT, halo_win)) == MPI_SUCCESS &&
              MPI_CHECK(MPI_Win_complete(halo_win)) == MPI_SUCCESS && MPI_CHECK(MPI_Win_wait(halo_win)) == MPI_SUCCESS &&
              halo_buf[0] == nb[0] + 1 && halo_buf[1] == nb[1] + 1;
+    } else if (!strcmp(name, "lock")) {
+        /* passive target on the same window: this rank's number put into
+         * rank 0's slot for it under an exclusive lock, read back under a
+         * shared one (rank 0's window has a slot per rank) */
+        int back = -1;
+        ok = MPI_CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, halo_win)) == MPI_SUCCESS &&
+             MPI_CHECK(MPI_Put(&one, 1, MPI_INT, 0, 2 + rank, 1, MPI_INT, halo_win)) == MPI_SUCCESS &&
+             MPI_CHECK(MPI_Win_unlock(0, halo_win)) == MPI_SUCCESS &&
+             MPI_CHECK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, halo_win)) == MPI_SUCCESS &&
+             MPI_CHECK(MPI_Get(&back, 1, MPI_INT, 0, 2 + rank, 1, MPI_INT, halo_win)) == MPI_SUCCESS &&
+             MPI_CHECK(MPI_Win_unlock(0, halo_win)) == MPI_SUCCESS && back == one;
     } else if (!strcmp(name, "allgatherv") || !strcmp(name, "gatherv")) {
         int rooted = name[0] == 'g';
         int rc = rooted ? MPI_CHECK(MPI_Gatherv(&one, 1, MPI_INT, all, ones, at, MPI_INT, 0, w))
@@ -583,11 +596,12 @@ int main(int argc, char **argv)
         const char *dir = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
         snprintf(end_file, sizeof end_file, "%.200s/starcoll_loops.%ld", dir, id);
     }
-    if (end_call && !strcmp(end_call, "pscw")) {   /* the two neighbours' window */
+    if (end_call && (!strcmp(end_call, "pscw") || !strcmp(end_call, "lock"))) {   /* the two neighbours' window */
         MPI_Group world_group;
-        int nb[2] = {(rank + size - 1) % size, (rank + 1) % size};
-        MPI_CHECK(MPI_Win_create(halo_buf, (MPI_Aint)sizeof halo_buf, (int)sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
-                                 &halo_win));
+        int nb[2] = {(rank + size - 1) % size, (rank + 1) % size}, nbuf = 2 + (rank == 0 ? size : 0);
+        if (!(halo_buf = calloc((size_t)nbuf, sizeof(int)))) MPI_Abort(MPI_COMM_WORLD, 3);
+        MPI_CHECK(MPI_Win_create(halo_buf, (MPI_Aint)(sizeof(int) * (size_t)nbuf), (int)sizeof(int), MPI_INFO_NULL,
+                                 MPI_COMM_WORLD, &halo_win));
         MPI_CHECK(MPI_Comm_group(MPI_COMM_WORLD, &world_group));
         MPI_CHECK(MPI_Group_incl(world_group, nb[0] == nb[1] ? 1 : 2, nb, &halo_group));
         MPI_CHECK(MPI_Group_free(&world_group));
@@ -674,6 +688,7 @@ int main(int argc, char **argv)
     if (halo_win != MPI_WIN_NULL) {
         MPI_CHECK(MPI_Win_free(&halo_win));
         MPI_CHECK(MPI_Group_free(&halo_group));
+        free(halo_buf);
     }
     /* figures: mean step time of the ranks never slow, and of the slow one */
     double mine[2] = {me_slow() ? 0 : per_step, me_slow() ? per_step : 0}, sum[2] = {0, 0};

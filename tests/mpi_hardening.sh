@@ -360,7 +360,7 @@ seen() {
     said=$(grep -c "made no progress" "$SC_WORK/seen-$call.err")
     longest=$(figure "seen-$call" longest_call_s)
     if [ "$said" = 0 ] && awk -v l="${longest:-99}" 'BEGIN { exit !(l < 5) }'; then
-        ok "--end-call $call${*:+ $*}: the ranks in it are away, no stall (longest wait $longest s)"
+        ok "--end-call $call${*:+ $*}: no round waited for the ranks in it, no stall (longest wait $longest s)"
     else
         fail "--end-call $call${*:+ $*}: ${said:-?} stall line(s), longest call ${longest:-none} s"
         sc_show "seen-$call"
@@ -373,5 +373,7 @@ for call in allgatherv gatherv scatterv alltoallv reduce_scatter reduce_scatter_
 # pscw: a halo exchange by active-target epochs (MPI_Win_post, _start,
 # _complete, _wait) on a window made before the steps; before they were
 # seen, 43 to 53 s a job, or over 60, with a 10 s stall at each epoch.
-for call in sendrecv recv probe split file ifile fence pscw; do seen "$call" --call-every 10; done
+# lock: passive target on that window (MPI_Win_lock, a put, _unlock, a
+# get), which starcoll passes through: it waits for no rank's application.
+for call in sendrecv recv probe split file ifile fence pscw lock; do seen "$call" --call-every 10; done
 finish
