@@ -31,7 +31,7 @@
  * usage: starcoll_loops [--loop fresh|moving|own|staging] [--counts C1,C2,...]
  *          [--model FILE [--scale N]] [--loss] [--in-place] [--steps N] [--warmup N] [--compute-ms MS]
  *          [--slow-rank R] [--slow-factor F] [--extra-call STEP]
- *          [--stop-at STEP --stop-s S] [--two-comms [--halves-in-order]] [--soak] [--bound-s S]
+ *          [--stop-at STEP --stop-s S] [--two-comms [--halves-in-order] [--disconnect]] [--soak] [--bound-s S]
  *          [--comm-thread] [--same-results] [--end-call CALL [--call-every N]]
  * --bound-s S: no single MPI_Allreduce may take over S seconds, less the
  *         time the process did not run at all meanwhile (machine_pause.h);
@@ -47,6 +47,8 @@
  *         at STEP (the stall watchdog must name it).
  * --two-comms: the world and each half of it (even and odd ranks);
  *         --halves-in-order: the lower and upper halves instead.
+ *         --disconnect: the half parted by MPI_Comm_disconnect, not
+ *         MPI_Comm_free, its engine still running.
  * --end-call CALL: after the steps, before the flush, every rank makes one
  *         call in which ranks done first wait for a straggler whose last
  *         rounds are still open: pmpi-sendrecv (each rank's number to the
@@ -62,7 +64,9 @@
  *         _start, a put to each neighbour, _complete, _wait, on a window
  *         made before the steps), lock (on that window, this rank's
  *         number put into rank 0's under MPI_Win_lock and read back),
- *         allgatherv, gatherv, scatterv,
+ *         connect (the even ranks MPI_Comm_accept, the odd ones
+ *         MPI_Comm_connect, on a port opened before the steps, then
+ *         MPI_Comm_disconnect), allgatherv, gatherv, scatterv,
  *         alltoallv, reduce_scatter, reduce_scatter_block, scan or exscan.
  *         Its result is checked.
  *         --call-every N: also after every N steps (a checkpoint, a
@@ -95,9 +99,11 @@ static double compute_ms = 10, slow_factor = 1, stop_s = 0;
 static int slow_rank = -1, extra_call = -1, stop_at = -1;
 static const char *loop = "fresh", *model = NULL;
 static long scale = 1;
-static int passed, failed, bad_returns, two_comms = 0, halves_in_order = 0, soak = 0, same_results = 0;
+static int passed, failed, bad_returns, two_comms = 0, halves_in_order = 0, disconnect = 0, soak = 0, same_results = 0;
 static const char *end_call = NULL;
 static int call_every = 0;           /* --call-every N: the --end-call also after every N steps */
+static char port_name[MPI_MAX_PORT_NAME];  /* --end-call connect: rank 0's port, and this rank's half */
+static MPI_Comm port_half = MPI_COMM_NULL;
 static MPI_Win halo_win = MPI_WIN_NULL;    /* --end-call pscw: made before the steps, as a stencil code does */
 static MPI_Group halo_group = MPI_GROUP_NULL;
 static int *halo_buf;                       /* 2 ints, and on rank 0 one more per rank (--end-call lock) */
@@ -437,6 +443,16 @@ static int make_end_call(const char *name)
              MPI_CHECK(MPI_Put(&one, 1, MPI_INT, nb[0], 1, 1, MPI_INT, halo_win)) == MPI_SUCCESS &&
              MPI_CHECK(MPI_Win_complete(halo_win)) == MPI_SUCCESS && MPI_CHECK(MPI_Win_wait(halo_win)) == MPI_SUCCESS &&
              halo_buf[0] == nb[0] + 1 && halo_buf[1] == nb[1] + 1;
+    } else if (!strcmp(name, "connect")) {
+        /* the even ranks accept, the odd ones connect, on a port opened
+         * before the steps; the two halves meet and part */
+        MPI_Comm inter = MPI_COMM_NULL;
+        int remote = -1;
+        ok = (rank % 2 == 0 ? MPI_CHECK(MPI_Comm_accept(port_name, MPI_INFO_NULL, 0, port_half, &inter))
+                            : MPI_CHECK(MPI_Comm_connect(port_name, MPI_INFO_NULL, 0, port_half, &inter))) ==
+                 MPI_SUCCESS &&
+             MPI_CHECK(MPI_Comm_remote_size(inter, &remote)) == MPI_SUCCESS && remote == (rank % 2 ? (n + 1) / 2 : n / 2) &&
+             MPI_CHECK(MPI_Comm_disconnect(&inter)) == MPI_SUCCESS;
     } else if (!strcmp(name, "lock")) {
         /* passive target on the same window: this rank's number put into
          * rank 0's slot for it under an exclusive lock, read back under a
@@ -556,6 +572,7 @@ int main(int argc, char **argv)
         else if (v && !strcmp(o, "--stop-s")) stop_s = atof(argv[++a]);
         else if (!strcmp(o, "--two-comms")) two_comms = 1;
         else if (!strcmp(o, "--halves-in-order")) halves_in_order = 1;
+        else if (!strcmp(o, "--disconnect")) disconnect = 1;
         else if (!strcmp(o, "--soak")) soak = 1;
         else if (!strcmp(o, "--same-results")) same_results = 1;
         else if (v && !strcmp(o, "--end-call")) end_call = argv[++a];
@@ -605,6 +622,11 @@ int main(int argc, char **argv)
         MPI_CHECK(MPI_Comm_group(MPI_COMM_WORLD, &world_group));
         MPI_CHECK(MPI_Group_incl(world_group, nb[0] == nb[1] ? 1 : 2, nb, &halo_group));
         MPI_CHECK(MPI_Group_free(&world_group));
+    }
+    if (end_call && !strcmp(end_call, "connect")) {
+        if (rank == 0) MPI_CHECK(MPI_Open_port(MPI_INFO_NULL, port_name));
+        MPI_CHECK(MPI_Bcast(port_name, MPI_MAX_PORT_NAME, MPI_CHAR, 0, MPI_COMM_WORLD));
+        MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &port_half));
     }
     loop_run run = {.st = st, .nst = nst, .loss_ok = 1, .end_ok = 1};
     if (comm_thread) {
@@ -684,7 +706,12 @@ int main(int argc, char **argv)
             fprintf(stderr, "rank %d: its longest MPI_Allreduce took %.3f s, at step %d, tensor %d (%s)\n", rank, longest_s,
                     longest_step, longest_tensor, longest_stream);
     }
-    if (nst == 2) MPI_CHECK(MPI_Comm_free(&st[1].comm));
+    if (nst == 2 && disconnect) MPI_CHECK(MPI_Comm_disconnect(&st[1].comm));
+    else if (nst == 2) MPI_CHECK(MPI_Comm_free(&st[1].comm));
+    if (port_half != MPI_COMM_NULL) {
+        MPI_CHECK(MPI_Comm_free(&port_half));
+        if (rank == 0) MPI_CHECK(MPI_Close_port(port_name));
+    }
     if (halo_win != MPI_WIN_NULL) {
         MPI_CHECK(MPI_Win_free(&halo_win));
         MPI_CHECK(MPI_Group_free(&halo_group));

@@ -69,6 +69,24 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *new_comm)
     AWAY_AROUND(SC_AWAY_COMM_CREATE, PMPI_Cart_sub(comm, remain_dims, new_comm));
 }
 
+/* Two groups joined through a port (a job of two halves, or a client and
+ * a server): each side waits for all of both to come, and the parting
+ * waits for pending traffic. */
+int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
+{
+    AWAY_AROUND(SC_AWAY_COMM_CREATE, PMPI_Comm_accept(port_name, info, root, comm, newcomm));
+}
+
+int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
+{
+    AWAY_AROUND(SC_AWAY_COMM_CREATE, PMPI_Comm_connect(port_name, info, root, comm, newcomm));
+}
+
+int MPI_Comm_disconnect(MPI_Comm *comm)
+{
+    AWAY_AROUND(SC_AWAY_COMM_CREATE, PMPI_Comm_disconnect(comm));
+}
+
 /* ---- collective MPI-IO -------------------------------------------------- */
 
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)

@@ -375,5 +375,10 @@ for call in allgatherv gatherv scatterv alltoallv reduce_scatter reduce_scatter_
 # seen, 43 to 53 s a job, or over 60, with a 10 s stall at each epoch.
 # lock: passive target on that window (MPI_Win_lock, a put, _unlock, a
 # get), which starcoll passes through: it waits for no rank's application.
+# connect: the even ranks MPI_Comm_accept, the odd ones MPI_Comm_connect
+# (a port opened before the steps), then MPI_Comm_disconnect; before they
+# were seen, 53 s a job with a 10 s stall at each.  The halves' own
+# communicators, engines running, are parted by MPI_Comm_disconnect too.
 for call in sendrecv recv probe split file ifile fence pscw lock; do seen "$call" --call-every 10; done
+seen connect --call-every 10 --two-comms --disconnect
 finish
