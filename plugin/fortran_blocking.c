@@ -17,13 +17,12 @@
  * away, and a wait is made of the call's test with naps in between
  * (polite_wait.h).  Open MPI only, as fortran.c. */
 #include <mpi.h>
-#include <dlfcn.h>
 #include <pthread.h>
 #include "comm_state.h"
 #include "polite_wait.h"
 
 #ifdef OPEN_MPI
-typedef MPI_Fint fint;
+#include "fortran_entry.h"
 
 /* Open MPI's implementations (libmpi_mpifh), looked up once. */
 static struct {
@@ -73,11 +72,8 @@ static struct {
 } ompi;
 static pthread_once_t looked_up = PTHREAD_ONCE_INIT;
 
-#define ENTRY(fn) {"ompi_" #fn "_f", (void **)&ompi.fn}
-static const struct {
-    const char *name;
-    void **fn;
-} entries[] = {ENTRY(wait),      ENTRY(waitall),   ENTRY(waitany),    ENTRY(waitsome),       ENTRY(test),
+#define ENTRY(fn) SC_F_ENTRY(ompi, fn)
+static const sc_f_entry entries[] = {ENTRY(wait),      ENTRY(waitall),   ENTRY(waitany),    ENTRY(waitsome),       ENTRY(test),
                ENTRY(testall),   ENTRY(testany),   ENTRY(testsome),   ENTRY(barrier),        ENTRY(bcast),
                ENTRY(reduce),    ENTRY(allgather), ENTRY(gather),     ENTRY(scatter),        ENTRY(alltoall),
                ENTRY(allgatherv), ENTRY(gatherv),  ENTRY(scatterv),   ENTRY(alltoallv),      ENTRY(reduce_scatter),
@@ -88,33 +84,13 @@ static const struct {
 
 static void look_up(void)
 {
-    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
-        if (!(*entries[i].fn = dlsym(RTLD_NEXT, entries[i].name)))
-            sc_say(SC_SAY_FORTRAN, 1, "starcoll: Open MPI's Fortran %s was not found after starcoll; Fortran calls of it "
-                   "fail with MPI_ERR_INTERN", entries[i].name);
+    sc_f_look_up(entries, sizeof entries / sizeof entries[0]);
 }
 
 /* Open MPI's function, or NULL: the caller's ierr then says MPI_ERR_INTERN. */
 #define OMPI(fn) (pthread_once(&looked_up, look_up), ompi.fn)
 
-static void set_ierr(fint *ierr, fint rc)
-{
-    if (ierr) *ierr = rc;
-}
-
 /* ---- blocking collectives: away while in them ---------------------------- */
-
-#define AWAY_AROUND_F(what, fn, ...)                     \
-    do {                                                 \
-        fint rc_ = MPI_ERR_INTERN;                       \
-        if (OMPI(fn)) {                                  \
-            int engines_ = sc_comm_engines_here();       \
-            if (engines_) sc_comm_away(NULL, 1, what);   \
-            ompi.fn(__VA_ARGS__, &rc_);                  \
-            if (engines_) sc_comm_away(NULL, 0, what);   \
-        }                                                \
-        set_ierr(ierr, rc_);                             \
-    } while (0)
 
 void ompi_barrier_f(fint *comm, fint *ierr);
 void ompi_barrier_f(fint *comm, fint *ierr)
@@ -501,12 +477,7 @@ void ompi_testsome_f(fint *count, fint *reqs, fint *outcount, fint *indices, fin
     POLLING_F(testsome, *outcount != 0, count, reqs, outcount, indices, statuses);
 }
 
-/* mpif.h's and `use mpi`'s names for each, in every mangling. */
-#define SC_F_NAMES(impl, lower, upper, ...)                          \
-    void lower(__VA_ARGS__) __attribute__((alias(#impl)));         \
-    void lower##_(__VA_ARGS__) __attribute__((alias(#impl)));      \
-    void lower##__(__VA_ARGS__) __attribute__((alias(#impl)));     \
-    void upper(__VA_ARGS__) __attribute__((alias(#impl)));
+/* mpif.h's and `use mpi`'s names for each (fortran_entry.h). */
 #define BUF_ARGS void *, fint *, fint *, void *, fint *, fint *
 SC_F_NAMES(ompi_barrier_f, mpi_barrier, MPI_BARRIER, fint *, fint *)
 SC_F_NAMES(ompi_bcast_f, mpi_bcast, MPI_BCAST, void *, fint *, fint *, fint *, fint *, fint *)

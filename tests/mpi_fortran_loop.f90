@@ -13,7 +13,12 @@
 ! MPI_REDUCE_SCATTER_BLOCK, MPI_SCAN, MPI_EXSCAN.  Every 10 steps, exact
 ! calls or not, a figure passed on, in turn: an MPI_SENDRECV ring, rank 0
 ! receiving each rank's by MPI_RECV (the others MPI_SEND) or by MPI_PROBE
-! and MPI_RECV (the others MPI_SSEND), or an MPI_COMM_SPLIT into halves.
+! and MPI_RECV (the others MPI_SSEND), an MPI_COMM_SPLIT into halves, a
+! checkpoint (MPI_FILE_OPEN, MPI_FILE_WRITE_AT_ALL, MPI_FILE_SYNC, a
+! barrier, MPI_FILE_READ_AT_ALL of the next rank's number, MPI_FILE_CLOSE),
+! a put between MPI_WIN_FENCEs, or a halo exchange by active-target
+! epochs (MPI_WIN_POST, _START, a put to each neighbour, _COMPLETE,
+! _WAIT), on a window made before the steps.
 ! Open MPI's Fortran bindings call PMPI_ directly, so the waits,
 ! collectives and point-to-point calls reach starcoll only through its
 ! Fortran entry points (plugin/fortran_blocking.c); the script checks, in
@@ -32,7 +37,7 @@
 ! ranks sent (conservation), equal on every rank (replicas).  Inputs are
 ! integer valued, so those sums are exact.
 !
-! usage: mpi_fortran_loop [STEPS [EXACT]]   (60 and 1 by default)
+! usage: mpi_fortran_loop [STEPS [EXACT]]   (70 and 1 by default: 7 figures passed on)
 program mpi_fortran_loop
 #include "mpi_fortran_binding.h"
   use iso_c_binding, only: c_int
@@ -43,6 +48,10 @@ program mpi_fortran_loop
       integer(c_int), value :: us
       integer(c_int) :: usleep
     end function usleep
+    function c_getpid() bind(C, name='getpid')
+      import c_int
+      integer(c_int) :: c_getpid
+    end function c_getpid
   end interface
   type grad
     real, allocatable :: s(:), r(:)
@@ -58,8 +67,19 @@ program mpi_fortran_loop
   integer :: ierr, rank, nproc, step, steps, exact, passed, failed, mpierrs, badwaits, badcolls, badloss, badp2p, rc
   double precision :: sent(nt), got(nt), allsent(nt), gotmax(nt), gotmin(nt), loss, lsum, t0, elapsed, slowest
   character(len=32) :: arg
+  ! the window of the fences and the halo exchange: slot 1 for the
+  ! previous rank's number, slot 2 for the next one's
+  integer, asynchronous :: halo(2)
+  integer :: pid
+  character(len=300) :: ckpt
+#ifdef SC_USE_MPI_F08
+  type(MPI_Win) :: win
+  type(MPI_Group) :: world_group, halo_group
+#else
+  integer :: win, world_group, halo_group
+#endif
 
-  steps = 60
+  steps = 70
   exact = 1
   if (command_argument_count() >= 1) then
     call get_command_argument(1, arg)
@@ -79,6 +99,7 @@ program mpi_fortran_loop
   call mpi_ok(ierr)
   call MPI_COMM_SIZE(MPI_COMM_WORLD, nproc, ierr)
   call mpi_ok(ierr)
+  call make_window()
   if (rank == 0) write (*, '(a,a,a,i0,a,i0,a,i0)') 'mpi_fortran_loop (', BINDING, '): ', nproc, ' ranks, ', steps, &
                                                      ' steps, exact calls every ', exact
 
@@ -88,7 +109,7 @@ program mpi_fortran_loop
     call start_step(1.0)
     call complete(mod(step, 5))
     call end_step()
-    if (mod(step, 10) == 0) call pass_on(mod(step / 10, 4))
+    if (mod(step, 10) == 0) call pass_on(mod(step / 10 - 1, 7))
     if (exact <= 0) cycle
     if (mod(step, exact) /= 0) cycle
     loss = dble(rank + 1)
@@ -122,12 +143,16 @@ program mpi_fortran_loop
     call verdict('MPI_REDUCE of the loop''s time after the steps exact', badcolls == 0)
   end if
   call verdict('MPI_WAITANY and MPI_WAITSOME gave each request once, at a valid index', badwaits == 0)
-  call verdict('the figures passed on by MPI_SENDRECV, MPI_RECV after MPI_SEND or MPI_PROBE, and MPI_COMM_SPLIT right', &
-               badp2p == 0)
+  call verdict('the figures passed on by MPI_SENDRECV, MPI_RECV after MPI_SEND or MPI_PROBE, MPI_COMM_SPLIT, ' // &
+               'a checkpoint''s collective MPI-IO, MPI_WIN_FENCE and MPI_WIN_START to MPI_WIN_WAIT right', badp2p == 0)
   call verdict('conservation: each array''s results summed over the steps equal what every rank sent', &
                all(got == allsent))
   call verdict('replicas: those sums are the same on every rank', all(gotmax == gotmin))
   call verdict('every MPI call returned MPI_SUCCESS', mpierrs == 0)
+  call MPI_WIN_FREE(win, ierr)
+  call mpi_ok(ierr)
+  call MPI_GROUP_FREE(halo_group, ierr)
+  call mpi_ok(ierr)
   if (rank == 0) write (*, '(i0,a,i0,a)') passed, ' passed, ', failed, ' failed'
   call MPI_FINALIZE(ierr)
   if (failed /= 0 .or. ierr /= MPI_SUCCESS) stop 1
@@ -298,16 +323,45 @@ contains
     end select
   end subroutine collective
 
+  ! The window and the neighbours' group, made once as stencil codes do;
+  ! rank 0's pid names the checkpoint file for all.
+  subroutine make_window()
+    integer :: e, nb(2)
+    integer(kind=MPI_ADDRESS_KIND) :: bytes
+    bytes = 8
+    halo = -1
+    call MPI_WIN_CREATE(halo, bytes, 4, MPI_INFO_NULL, MPI_COMM_WORLD, win, e)
+    call mpi_ok(e)
+    nb = [mod(rank + nproc - 1, nproc), mod(rank + 1, nproc)]
+    call MPI_COMM_GROUP(MPI_COMM_WORLD, world_group, e)
+    call mpi_ok(e)
+    call MPI_GROUP_INCL(world_group, merge(1, 2, nb(1) == nb(2)), nb, halo_group, e)
+    call mpi_ok(e)
+    call MPI_GROUP_FREE(world_group, e)
+    call mpi_ok(e)
+    pid = c_getpid()
+    call MPI_BCAST(pid, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, e)
+    call mpi_ok(e)
+    call get_environment_variable('TMPDIR', ckpt)
+    if (len_trim(ckpt) == 0) ckpt = '/tmp'
+    write (ckpt, '(a,a,i0)') trim(ckpt), '/mpi_fortran_loop.', pid
+  end subroutine make_window
+
   ! A figure passed on, as codes do between their collectives.
   subroutine pass_on(which)
     integer, intent(in) :: which
-    integer :: e, got, q, src, hsize
+    integer :: e, got, q, src, hsize, prev, next
+    integer(kind=MPI_OFFSET_KIND) :: at
+    integer(kind=MPI_ADDRESS_KIND) :: disp
 #ifdef SC_USE_MPI_F08
     type(MPI_Status) :: st
     type(MPI_Comm) :: half
+    type(MPI_File) :: fh
 #else
-    integer :: st(MPI_STATUS_SIZE), half
+    integer :: st(MPI_STATUS_SIZE), half, fh
 #endif
+    prev = mod(rank + nproc - 1, nproc)
+    next = mod(rank + 1, nproc)
     select case (which)
     case (0)
       got = -1
@@ -340,7 +394,7 @@ contains
         call MPI_SSEND(rank + 1, 1, MPI_INTEGER, 0, 8, MPI_COMM_WORLD, e)
         call mpi_ok(e)
       end if
-    case default
+    case (3)
       call MPI_COMM_SPLIT(MPI_COMM_WORLD, mod(rank, 2), rank, half, e)
       call mpi_ok(e)
       call MPI_COMM_SIZE(half, hsize, e)
@@ -348,6 +402,55 @@ contains
       if (hsize /= (nproc + 1 - mod(rank, 2)) / 2) badp2p = badp2p + 1
       call MPI_COMM_FREE(half, e)
       call mpi_ok(e)
+    case (4)
+      call MPI_FILE_OPEN(MPI_COMM_WORLD, trim(ckpt), MPI_MODE_CREATE + MPI_MODE_RDWR + MPI_MODE_DELETE_ON_CLOSE, &
+                         MPI_INFO_NULL, fh, e)
+      call mpi_ok(e)
+      if (e /= MPI_SUCCESS) then
+        badp2p = badp2p + 1
+        return
+      end if
+      at = 4 * rank
+      call MPI_FILE_WRITE_AT_ALL(fh, at, rank + 1, 1, MPI_INTEGER, MPI_STATUS_IGNORE, e)
+      call mpi_ok(e)
+      call MPI_FILE_SYNC(fh, e)
+      call mpi_ok(e)
+      call MPI_BARRIER(MPI_COMM_WORLD, e)
+      call mpi_ok(e)
+      at = 4 * next
+      got = -1
+      call MPI_FILE_READ_AT_ALL(fh, at, got, 1, MPI_INTEGER, MPI_STATUS_IGNORE, e)
+      call mpi_ok(e)
+      if (got /= next + 1) badp2p = badp2p + 1
+      call MPI_FILE_CLOSE(fh, e)
+      call mpi_ok(e)
+    case (5)
+      halo = -1
+      disp = 0
+      call MPI_WIN_FENCE(0, win, e)
+      call mpi_ok(e)
+      call MPI_PUT(rank + 1, 1, MPI_INTEGER, next, disp, 1, MPI_INTEGER, win, e)
+      call mpi_ok(e)
+      call MPI_WIN_FENCE(0, win, e)
+      call mpi_ok(e)
+      if (halo(1) /= prev + 1) badp2p = badp2p + 1
+    case default
+      halo = -1
+      call MPI_WIN_POST(halo_group, 0, win, e)
+      call mpi_ok(e)
+      call MPI_WIN_START(halo_group, 0, win, e)
+      call mpi_ok(e)
+      disp = 0
+      call MPI_PUT(rank + 1, 1, MPI_INTEGER, next, disp, 1, MPI_INTEGER, win, e)
+      call mpi_ok(e)
+      disp = 1
+      call MPI_PUT(rank + 1, 1, MPI_INTEGER, prev, disp, 1, MPI_INTEGER, win, e)
+      call mpi_ok(e)
+      call MPI_WIN_COMPLETE(win, e)
+      call mpi_ok(e)
+      call MPI_WIN_WAIT(win, e)
+      call mpi_ok(e)
+      if (halo(1) /= prev + 1 .or. halo(2) /= next + 1) badp2p = badp2p + 1
     end select
   end subroutine pass_on
 

@@ -1,0 +1,60 @@
+/* What starcoll's Fortran entry points share (fortran_blocking.c,
+ * fortran_setup_io.c).  Each runs Open MPI's own implementation of the
+ * call (ompi_X_f, which every Fortran name of it aliases), found after
+ * starcoll's by dlsym(RTLD_NEXT), so handles, statuses, LOGICALs and
+ * strings convert as they always do.  Open MPI only. */
+#ifndef STARCOLL_FORTRAN_ENTRY_H
+#define STARCOLL_FORTRAN_ENTRY_H
+#include <mpi.h>
+#include <dlfcn.h>
+#include <stddef.h>
+#include "comm_state.h"
+#include "runtime.h"
+
+typedef MPI_Fint fint;
+
+static inline void set_ierr(fint *ierr, fint rc)
+{
+    if (ierr) *ierr = rc;
+}
+
+/* One of Open MPI's implementations and where its address goes. */
+typedef struct {
+    const char *name;
+    void **fn;
+} sc_f_entry;
+#define SC_F_ENTRY(table, fn) {"ompi_" #fn "_f", (void **)&table.fn}
+
+/* Looks each up; one missing is said once, and the Fortran calls of it
+ * fail with MPI_ERR_INTERN. */
+static inline void sc_f_look_up(const sc_f_entry *entries, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!(*entries[i].fn = dlsym(RTLD_NEXT, entries[i].name)))
+            sc_say(SC_SAY_FORTRAN, 1, "starcoll: Open MPI's Fortran %s was not found after starcoll; Fortran calls of it "
+                   "fail with MPI_ERR_INTERN", entries[i].name);
+}
+
+/* A blocking call with the engines told this rank is away around it.
+ * Expands where the file's own OMPI(fn) (looked up, or NULL) and its
+ * table `ompi` are defined. */
+#define AWAY_AROUND_F(what, fn, ...)                     \
+    do {                                                 \
+        fint rc_ = MPI_ERR_INTERN;                       \
+        if (OMPI(fn)) {                                  \
+            int engines_ = sc_comm_engines_here();       \
+            if (engines_) sc_comm_away(NULL, 1, what);   \
+            ompi.fn(__VA_ARGS__, &rc_);                  \
+            if (engines_) sc_comm_away(NULL, 0, what);   \
+        }                                                \
+        set_ierr(ierr, rc_);                             \
+    } while (0)
+
+/* mpif.h's and `use mpi`'s names for each, in every mangling (`use
+ * mpi_f08` calls ompi_X_f itself). */
+#define SC_F_NAMES(impl, lower, upper, ...)                          \
+    void lower(__VA_ARGS__) __attribute__((alias(#impl)));         \
+    void lower##_(__VA_ARGS__) __attribute__((alias(#impl)));      \
+    void lower##__(__VA_ARGS__) __attribute__((alias(#impl)));     \
+    void upper(__VA_ARGS__) __attribute__((alias(#impl)));
+#endif

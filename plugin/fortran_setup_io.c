@@ -1,0 +1,325 @@
+/* Fortran's calls that make communicators or join two groups, collective
+ * MPI-IO, and windows' collective and active-target calls: what
+ * blocking_setup_io.c does for C.  Open MPI's Fortran bindings call
+ * PMPI_ directly, so a Fortran code blocked in MPI_FILE_WRITE_AT_ALL (a
+ * checkpoint) or MPI_WIN_FENCE was not known to be away, and each cost a
+ * 10 s stall under tolerant modes while a straggler's rounds were open
+ * (mpi_fortran.sh).  Each entry runs Open MPI's own implementation
+ * (fortran_entry.h) with the engines told this rank is away; MPI_WIN_WAIT
+ * is made of MPI_WIN_TEST's polls, as the C one is.  Open MPI only. */
+#include <mpi.h>
+#include <pthread.h>
+#include "comm_state.h"
+#include "polite_wait.h"
+
+#ifdef OPEN_MPI
+#include "fortran_entry.h"
+
+typedef MPI_Offset off;
+/* Open MPI's implementations (libmpi_mpifh), looked up once; a string's
+ * length comes last, as an int, as Open MPI declares it. */
+static struct {
+    void (*comm_split_type)(fint *comm, fint *split_type, fint *key, fint *info, fint *newcomm, fint *ierr);
+    void (*comm_dup_with_info)(fint *comm, fint *info, fint *newcomm, fint *ierr);
+    void (*comm_create_group)(fint *comm, fint *group, fint *tag, fint *newcomm, fint *ierr);
+    void (*comm_accept)(char *port, fint *info, fint *root, fint *comm, fint *newcomm, fint *ierr, int port_len);
+    void (*comm_connect)(char *port, fint *info, fint *root, fint *comm, fint *newcomm, fint *ierr, int port_len);
+    void (*comm_disconnect)(fint *comm, fint *ierr);
+    void (*file_open)(fint *comm, char *name, fint *amode, fint *info, fint *fh, fint *ierr, int name_len);
+    void (*file_close)(fint *fh, fint *ierr);
+    void (*file_set_view)(fint *fh, off *disp, fint *etype, fint *filetype, char *datarep, fint *info, fint *ierr,
+                          int datarep_len);
+    void (*file_set_size)(fint *fh, off *size, fint *ierr);
+    void (*file_preallocate)(fint *fh, off *size, fint *ierr);
+    void (*file_sync)(fint *fh, fint *ierr);
+    void (*file_read_all)(fint *fh, void *buf, fint *count, fint *dt, fint *status, fint *ierr);
+    void (*file_write_all)(fint *fh, void *buf, fint *count, fint *dt, fint *status, fint *ierr);
+    void (*file_read_at_all)(fint *fh, off *offset, void *buf, fint *count, fint *dt, fint *status, fint *ierr);
+    void (*file_write_at_all)(fint *fh, off *offset, void *buf, fint *count, fint *dt, fint *status, fint *ierr);
+    void (*file_read_ordered)(fint *fh, void *buf, fint *count, fint *dt, fint *status, fint *ierr);
+    void (*file_write_ordered)(fint *fh, void *buf, fint *count, fint *dt, fint *status, fint *ierr);
+    void (*win_create)(void *base, MPI_Aint *size, fint *disp_unit, fint *info, fint *comm, fint *win, fint *ierr);
+    void (*win_fence)(fint *assertion, fint *win, fint *ierr);
+    void (*win_free)(fint *win, fint *ierr);
+    void (*win_start)(fint *group, fint *assertion, fint *win, fint *ierr);
+    void (*win_complete)(fint *win, fint *ierr);
+    void (*win_wait)(fint *win, fint *ierr);
+    void (*win_test)(fint *win, fint *flag, fint *ierr);
+    void (*intercomm_create)(fint *local_comm, fint *local_leader, fint *bridge_comm, fint *remote_leader, fint *tag,
+                             fint *newintercomm, fint *ierr);
+    void (*intercomm_merge)(fint *intercomm, fint *high, fint *newintracomm, fint *ierr);
+    void (*cart_create)(fint *old_comm, fint *ndims, fint *dims, fint *periods, fint *reorder, fint *comm_cart,
+                        fint *ierr);
+    void (*cart_sub)(fint *comm, fint *remain_dims, fint *new_comm, fint *ierr);
+} ompi;
+static pthread_once_t looked_up = PTHREAD_ONCE_INIT;
+
+#define ENTRY(fn) SC_F_ENTRY(ompi, fn)
+static const sc_f_entry entries[] = {
+    ENTRY(comm_split_type), ENTRY(comm_dup_with_info), ENTRY(comm_create_group), ENTRY(comm_accept),
+    ENTRY(comm_connect),    ENTRY(comm_disconnect),    ENTRY(file_open),         ENTRY(file_close),
+    ENTRY(file_set_view),   ENTRY(file_set_size),      ENTRY(file_preallocate),  ENTRY(file_sync),
+    ENTRY(file_read_all),   ENTRY(file_write_all),     ENTRY(file_read_at_all),  ENTRY(file_write_at_all),
+    ENTRY(file_read_ordered), ENTRY(file_write_ordered), ENTRY(win_create),     ENTRY(win_fence),
+    ENTRY(win_free),        ENTRY(win_start),          ENTRY(win_complete),      ENTRY(win_wait),
+    ENTRY(win_test),        ENTRY(intercomm_create),   ENTRY(intercomm_merge),   ENTRY(cart_create),
+    ENTRY(cart_sub)};
+
+static void look_up(void)
+{
+    sc_f_look_up(entries, sizeof entries / sizeof entries[0]);
+}
+#define OMPI(fn) (pthread_once(&looked_up, look_up), ompi.fn)
+
+/* ---- communicators ------------------------------------------------------ */
+
+void ompi_comm_split_type_f(fint *comm, fint *split_type, fint *key, fint *info, fint *newcomm, fint *ierr);
+void ompi_comm_split_type_f(fint *comm, fint *split_type, fint *key, fint *info, fint *newcomm, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_COMM_CREATE, comm_split_type, comm, split_type, key, info, newcomm);
+}
+
+void ompi_comm_dup_with_info_f(fint *comm, fint *info, fint *newcomm, fint *ierr);
+void ompi_comm_dup_with_info_f(fint *comm, fint *info, fint *newcomm, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_COMM_CREATE, comm_dup_with_info, comm, info, newcomm);
+}
+
+void ompi_comm_create_group_f(fint *comm, fint *group, fint *tag, fint *newcomm, fint *ierr);
+void ompi_comm_create_group_f(fint *comm, fint *group, fint *tag, fint *newcomm, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_COMM_CREATE, comm_create_group, comm, group, tag, newcomm);
+}
+
+void ompi_intercomm_create_f(fint *local_comm, fint *local_leader, fint *bridge_comm, fint *remote_leader, fint *tag,
+                             fint *newintercomm, fint *ierr);
+void ompi_intercomm_create_f(fint *local_comm, fint *local_leader, fint *bridge_comm, fint *remote_leader, fint *tag,
+                             fint *newintercomm, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_COMM_CREATE, intercomm_create, local_comm, local_leader, bridge_comm, remote_leader, tag,
+                  newintercomm);
+}
+
+void ompi_intercomm_merge_f(fint *intercomm, fint *high, fint *newintracomm, fint *ierr);
+void ompi_intercomm_merge_f(fint *intercomm, fint *high, fint *newintracomm, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_COMM_CREATE, intercomm_merge, intercomm, high, newintracomm);
+}
+
+/* LOGICAL arrays and flags pass as Open MPI takes them */
+void ompi_cart_create_f(fint *old_comm, fint *ndims, fint *dims, fint *periods, fint *reorder, fint *comm_cart,
+                        fint *ierr);
+void ompi_cart_create_f(fint *old_comm, fint *ndims, fint *dims, fint *periods, fint *reorder, fint *comm_cart,
+                        fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_COMM_CREATE, cart_create, old_comm, ndims, dims, periods, reorder, comm_cart);
+}
+
+void ompi_cart_sub_f(fint *comm, fint *remain_dims, fint *new_comm, fint *ierr);
+void ompi_cart_sub_f(fint *comm, fint *remain_dims, fint *new_comm, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_COMM_CREATE, cart_sub, comm, remain_dims, new_comm);
+}
+
+/* the error code goes before the string's length: not AWAY_AROUND_F's order */
+#define AWAY_AROUND_STRING_F(what, fn, len, ...)        \
+    do {                                                 \
+        fint rc_ = MPI_ERR_INTERN;                       \
+        if (OMPI(fn)) {                                  \
+            int engines_ = sc_comm_engines_here();       \
+            if (engines_) sc_comm_away(NULL, 1, what);   \
+            ompi.fn(__VA_ARGS__, &rc_, len);             \
+            if (engines_) sc_comm_away(NULL, 0, what);   \
+        }                                                \
+        set_ierr(ierr, rc_);                             \
+    } while (0)
+
+void ompi_comm_accept_f(char *port, fint *info, fint *root, fint *comm, fint *newcomm, fint *ierr, int port_len);
+void ompi_comm_accept_f(char *port, fint *info, fint *root, fint *comm, fint *newcomm, fint *ierr, int port_len)
+{
+    AWAY_AROUND_STRING_F(SC_AWAY_COMM_CREATE, comm_accept, port_len, port, info, root, comm, newcomm);
+}
+
+void ompi_comm_connect_f(char *port, fint *info, fint *root, fint *comm, fint *newcomm, fint *ierr, int port_len);
+void ompi_comm_connect_f(char *port, fint *info, fint *root, fint *comm, fint *newcomm, fint *ierr, int port_len)
+{
+    AWAY_AROUND_STRING_F(SC_AWAY_COMM_CREATE, comm_connect, port_len, port, info, root, comm, newcomm);
+}
+
+void ompi_comm_disconnect_f(fint *comm, fint *ierr);
+void ompi_comm_disconnect_f(fint *comm, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_COMM_CREATE, comm_disconnect, comm);
+}
+
+/* ---- collective MPI-IO -------------------------------------------------- */
+
+void ompi_file_open_f(fint *comm, char *name, fint *amode, fint *info, fint *fh, fint *ierr, int name_len);
+void ompi_file_open_f(fint *comm, char *name, fint *amode, fint *info, fint *fh, fint *ierr, int name_len)
+{
+    AWAY_AROUND_STRING_F(SC_AWAY_FILE, file_open, name_len, comm, name, amode, info, fh);
+}
+
+void ompi_file_close_f(fint *fh, fint *ierr);
+void ompi_file_close_f(fint *fh, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_FILE, file_close, fh);
+}
+
+void ompi_file_set_view_f(fint *fh, off *disp, fint *etype, fint *filetype, char *datarep, fint *info, fint *ierr,
+                          int datarep_len);
+void ompi_file_set_view_f(fint *fh, off *disp, fint *etype, fint *filetype, char *datarep, fint *info, fint *ierr,
+                          int datarep_len)
+{
+    AWAY_AROUND_STRING_F(SC_AWAY_FILE, file_set_view, datarep_len, fh, disp, etype, filetype, datarep, info);
+}
+
+void ompi_file_set_size_f(fint *fh, off *size, fint *ierr);
+void ompi_file_set_size_f(fint *fh, off *size, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_FILE, file_set_size, fh, size);
+}
+
+void ompi_file_preallocate_f(fint *fh, off *size, fint *ierr);
+void ompi_file_preallocate_f(fint *fh, off *size, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_FILE, file_preallocate, fh, size);
+}
+
+void ompi_file_sync_f(fint *fh, fint *ierr);
+void ompi_file_sync_f(fint *fh, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_FILE, file_sync, fh);
+}
+
+/* read_all, write_all, read_ordered, write_ordered: one shape */
+#define FILE_ALL_F(fn)                                                                     \
+    void ompi_##fn##_f(fint *fh, void *buf, fint *count, fint *dt, fint *status, fint *ierr); \
+    void ompi_##fn##_f(fint *fh, void *buf, fint *count, fint *dt, fint *status, fint *ierr)  \
+    {                                                                                      \
+        AWAY_AROUND_F(SC_AWAY_FILE, fn, fh, buf, count, dt, status);                       \
+    }
+FILE_ALL_F(file_read_all)
+FILE_ALL_F(file_write_all)
+FILE_ALL_F(file_read_ordered)
+FILE_ALL_F(file_write_ordered)
+
+void ompi_file_read_at_all_f(fint *fh, off *offset, void *buf, fint *count, fint *dt, fint *status, fint *ierr);
+void ompi_file_read_at_all_f(fint *fh, off *offset, void *buf, fint *count, fint *dt, fint *status, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_FILE, file_read_at_all, fh, offset, buf, count, dt, status);
+}
+
+void ompi_file_write_at_all_f(fint *fh, off *offset, void *buf, fint *count, fint *dt, fint *status, fint *ierr);
+void ompi_file_write_at_all_f(fint *fh, off *offset, void *buf, fint *count, fint *dt, fint *status, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_FILE, file_write_at_all, fh, offset, buf, count, dt, status);
+}
+
+/* ---- windows ------------------------------------------------------------ */
+
+void ompi_win_create_f(void *base, MPI_Aint *size, fint *disp_unit, fint *info, fint *comm, fint *win, fint *ierr);
+void ompi_win_create_f(void *base, MPI_Aint *size, fint *disp_unit, fint *info, fint *comm, fint *win, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_WIN, win_create, base, size, disp_unit, info, comm, win);
+}
+
+void ompi_win_fence_f(fint *assertion, fint *win, fint *ierr);
+void ompi_win_fence_f(fint *assertion, fint *win, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_WIN, win_fence, assertion, win);
+}
+
+void ompi_win_free_f(fint *win, fint *ierr);
+void ompi_win_free_f(fint *win, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_WIN, win_free, win);
+}
+
+void ompi_win_start_f(fint *group, fint *assertion, fint *win, fint *ierr);
+void ompi_win_start_f(fint *group, fint *assertion, fint *win, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_WIN, win_start, group, assertion, win);
+}
+
+void ompi_win_complete_f(fint *win, fint *ierr);
+void ompi_win_complete_f(fint *win, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_WIN, win_complete, win);
+}
+
+/* MPI_WIN_TEST by Open MPI's, for sc_poll_away */
+typedef struct {
+    fint *win, rc;
+} f_win_tested;
+
+static int f_win_tested_over(void *ctx)
+{
+    f_win_tested *t = ctx;
+    fint flag = 0;
+    ompi.win_test(t->win, &flag, &t->rc);
+    return t->rc != MPI_SUCCESS || flag;
+}
+
+void ompi_win_wait_f(fint *win, fint *ierr);
+void ompi_win_wait_f(fint *win, fint *ierr)
+{
+    if (!sc_comm_engines_here() || !OMPI(win_test)) {
+        fint rc = MPI_ERR_INTERN;
+        if (OMPI(win_wait)) ompi.win_wait(win, &rc);
+        set_ierr(ierr, rc);
+        return;
+    }
+    f_win_tested t = {.win = win, .rc = MPI_SUCCESS};
+    sc_poll_away(f_win_tested_over, &t, SC_AWAY_WIN);
+    set_ierr(ierr, t.rc);
+}
+
+void ompi_win_test_f(fint *win, fint *flag, fint *ierr);
+void ompi_win_test_f(fint *win, fint *flag, fint *ierr)
+{
+    fint rc = MPI_ERR_INTERN;
+    if (OMPI(win_test)) ompi.win_test(win, flag, &rc);
+    if (rc == MPI_SUCCESS) sc_comm_polling(!*flag);
+    set_ierr(ierr, rc);
+}
+
+SC_F_NAMES(ompi_comm_split_type_f, mpi_comm_split_type, MPI_COMM_SPLIT_TYPE, fint *, fint *, fint *, fint *, fint *,
+           fint *)
+SC_F_NAMES(ompi_comm_dup_with_info_f, mpi_comm_dup_with_info, MPI_COMM_DUP_WITH_INFO, fint *, fint *, fint *, fint *)
+SC_F_NAMES(ompi_comm_create_group_f, mpi_comm_create_group, MPI_COMM_CREATE_GROUP, fint *, fint *, fint *, fint *,
+           fint *)
+SC_F_NAMES(ompi_intercomm_create_f, mpi_intercomm_create, MPI_INTERCOMM_CREATE, fint *, fint *, fint *, fint *, fint *,
+           fint *, fint *)
+SC_F_NAMES(ompi_intercomm_merge_f, mpi_intercomm_merge, MPI_INTERCOMM_MERGE, fint *, fint *, fint *, fint *)
+SC_F_NAMES(ompi_cart_create_f, mpi_cart_create, MPI_CART_CREATE, fint *, fint *, fint *, fint *, fint *, fint *, fint *)
+SC_F_NAMES(ompi_cart_sub_f, mpi_cart_sub, MPI_CART_SUB, fint *, fint *, fint *, fint *)
+SC_F_NAMES(ompi_comm_accept_f, mpi_comm_accept, MPI_COMM_ACCEPT, char *, fint *, fint *, fint *, fint *, fint *, int)
+SC_F_NAMES(ompi_comm_connect_f, mpi_comm_connect, MPI_COMM_CONNECT, char *, fint *, fint *, fint *, fint *, fint *, int)
+SC_F_NAMES(ompi_comm_disconnect_f, mpi_comm_disconnect, MPI_COMM_DISCONNECT, fint *, fint *)
+SC_F_NAMES(ompi_file_open_f, mpi_file_open, MPI_FILE_OPEN, fint *, char *, fint *, fint *, fint *, fint *, int)
+SC_F_NAMES(ompi_file_close_f, mpi_file_close, MPI_FILE_CLOSE, fint *, fint *)
+SC_F_NAMES(ompi_file_set_view_f, mpi_file_set_view, MPI_FILE_SET_VIEW, fint *, off *, fint *, fint *, char *, fint *,
+           fint *, int)
+SC_F_NAMES(ompi_file_set_size_f, mpi_file_set_size, MPI_FILE_SET_SIZE, fint *, off *, fint *)
+SC_F_NAMES(ompi_file_preallocate_f, mpi_file_preallocate, MPI_FILE_PREALLOCATE, fint *, off *, fint *)
+SC_F_NAMES(ompi_file_sync_f, mpi_file_sync, MPI_FILE_SYNC, fint *, fint *)
+#define FILE_ALL_ARGS fint *, void *, fint *, fint *, fint *, fint *
+SC_F_NAMES(ompi_file_read_all_f, mpi_file_read_all, MPI_FILE_READ_ALL, FILE_ALL_ARGS)
+SC_F_NAMES(ompi_file_write_all_f, mpi_file_write_all, MPI_FILE_WRITE_ALL, FILE_ALL_ARGS)
+SC_F_NAMES(ompi_file_read_ordered_f, mpi_file_read_ordered, MPI_FILE_READ_ORDERED, FILE_ALL_ARGS)
+SC_F_NAMES(ompi_file_write_ordered_f, mpi_file_write_ordered, MPI_FILE_WRITE_ORDERED, FILE_ALL_ARGS)
+#define FILE_AT_ALL_ARGS fint *, off *, void *, fint *, fint *, fint *, fint *
+SC_F_NAMES(ompi_file_read_at_all_f, mpi_file_read_at_all, MPI_FILE_READ_AT_ALL, FILE_AT_ALL_ARGS)
+SC_F_NAMES(ompi_file_write_at_all_f, mpi_file_write_at_all, MPI_FILE_WRITE_AT_ALL, FILE_AT_ALL_ARGS)
+SC_F_NAMES(ompi_win_create_f, mpi_win_create, MPI_WIN_CREATE, void *, MPI_Aint *, fint *, fint *, fint *, fint *,
+           fint *)
+SC_F_NAMES(ompi_win_fence_f, mpi_win_fence, MPI_WIN_FENCE, fint *, fint *, fint *)
+SC_F_NAMES(ompi_win_free_f, mpi_win_free, MPI_WIN_FREE, fint *, fint *)
+SC_F_NAMES(ompi_win_start_f, mpi_win_start, MPI_WIN_START, fint *, fint *, fint *, fint *)
+SC_F_NAMES(ompi_win_complete_f, mpi_win_complete, MPI_WIN_COMPLETE, fint *, fint *)
+SC_F_NAMES(ompi_win_wait_f, mpi_win_wait, MPI_WIN_WAIT, fint *, fint *)
+SC_F_NAMES(ompi_win_test_f, mpi_win_test, MPI_WIN_TEST, fint *, fint *, fint *)
+#else
+typedef int sc_fortran_setup_io_not_interposed;   /* an empty file is not C */
+#endif
