@@ -66,7 +66,9 @@
  *         number put into rank 0's under MPI_Win_lock and read back),
  *         connect (the even ranks MPI_Comm_accept, the odd ones
  *         MPI_Comm_connect, on a port opened before the steps, then
- *         MPI_Comm_disconnect), allgatherv, gatherv, scatterv,
+ *         MPI_Comm_disconnect), neighbor (MPI_Neighbor_alltoall and
+ *         _allgather on a ring made by MPI_Dist_graph_create_adjacent
+ *         before the steps), alltoallw, allgatherv, gatherv, scatterv,
  *         alltoallv, reduce_scatter, reduce_scatter_block, scan or exscan.
  *         Its result is checked.
  *         --call-every N: also after every N steps (a checkpoint, a
@@ -104,6 +106,7 @@ static const char *end_call = NULL;
 static int call_every = 0;           /* --call-every N: the --end-call also after every N steps */
 static char port_name[MPI_MAX_PORT_NAME];  /* --end-call connect: rank 0's port, and this rank's half */
 static MPI_Comm port_half = MPI_COMM_NULL;
+static MPI_Comm ring = MPI_COMM_NULL;      /* --end-call neighbor: each rank's two neighbours */
 static MPI_Win halo_win = MPI_WIN_NULL;    /* --end-call pscw: made before the steps, as a stencil code does */
 static MPI_Group halo_group = MPI_GROUP_NULL;
 static int *halo_buf;                       /* 2 ints, and on rank 0 one more per rank (--end-call lock) */
@@ -453,6 +456,20 @@ static int make_end_call(const char *name)
                  MPI_SUCCESS &&
              MPI_CHECK(MPI_Comm_remote_size(inter, &remote)) == MPI_SUCCESS && remote == (rank % 2 ? (n + 1) / 2 : n / 2) &&
              MPI_CHECK(MPI_Comm_disconnect(&inter)) == MPI_SUCCESS;
+    } else if (!strcmp(name, "neighbor")) {
+        /* a gossip step on a ring made before the steps: each rank's
+         * number to both neighbours, gathered and exchanged */
+        int nb[2] = {(rank + n - 1) % n, (rank + 1) % n}, two[2] = {one, one}, in[2] = {-1, -1}, gathered[2] = {-1, -1};
+        ok = MPI_CHECK(MPI_Neighbor_alltoall(two, 1, MPI_INT, in, 1, MPI_INT, ring)) == MPI_SUCCESS &&
+             MPI_CHECK(MPI_Neighbor_allgather(&one, 1, MPI_INT, gathered, 1, MPI_INT, ring)) == MPI_SUCCESS;
+        for (int i = 0; i < 2; i++) ok &= in[i] == nb[i] + 1 && gathered[i] == nb[i] + 1;
+    } else if (!strcmp(name, "alltoallw")) {
+        MPI_Datatype *ints = malloc(sizeof(MPI_Datatype) * (size_t)n);
+        if (!ints) MPI_Abort(MPI_COMM_WORLD, 3);
+        for (int i = 0; i < n; i++) ints[i] = MPI_INT, at[i] = i * (int)sizeof(int);
+        ok = MPI_CHECK(MPI_Alltoallw(out, ones, at, ints, all, ones, at, ints, w)) == MPI_SUCCESS;
+        for (int i = 0; i < n; i++) ok &= all[i] == 100 * i + rank;
+        free(ints);
     } else if (!strcmp(name, "lock")) {
         /* passive target on the same window: this rank's number put into
          * rank 0's slot for it under an exclusive lock, read back under a
@@ -623,6 +640,11 @@ int main(int argc, char **argv)
         MPI_CHECK(MPI_Group_incl(world_group, nb[0] == nb[1] ? 1 : 2, nb, &halo_group));
         MPI_CHECK(MPI_Group_free(&world_group));
     }
+    if (end_call && !strcmp(end_call, "neighbor")) {
+        int nb[2] = {(rank + size - 1) % size, (rank + 1) % size}, weights[2] = {1, 1};
+        MPI_CHECK(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, nb, weights, 2, nb, weights, MPI_INFO_NULL, 0,
+                                                 &ring));
+    }
     if (end_call && !strcmp(end_call, "connect")) {
         if (rank == 0) MPI_CHECK(MPI_Open_port(MPI_INFO_NULL, port_name));
         MPI_CHECK(MPI_Bcast(port_name, MPI_MAX_PORT_NAME, MPI_CHAR, 0, MPI_COMM_WORLD));
@@ -708,6 +730,7 @@ int main(int argc, char **argv)
     }
     if (nst == 2 && disconnect) MPI_CHECK(MPI_Comm_disconnect(&st[1].comm));
     else if (nst == 2) MPI_CHECK(MPI_Comm_free(&st[1].comm));
+    if (ring != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_free(&ring));
     if (port_half != MPI_COMM_NULL) {
         MPI_CHECK(MPI_Comm_free(&port_half));
         if (rank == 0) MPI_CHECK(MPI_Close_port(port_name));

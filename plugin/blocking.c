@@ -77,6 +77,13 @@ int MPI_Alltoallv(const void *sendbuf, const int scounts[], const int sdispls[],
                 PMPI_Alltoallv(sendbuf, scounts, sdispls, sdt, recvbuf, rcounts, rdispls, rdt, comm));
 }
 
+int MPI_Alltoallw(const void *sendbuf, const int scounts[], const int sdispls[], const MPI_Datatype sdts[],
+                  void *recvbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rdts[], MPI_Comm comm)
+{
+    AWAY_AROUND(SC_AWAY_ALLTOALLV,
+                PMPI_Alltoallw(sendbuf, scounts, sdispls, sdts, recvbuf, rcounts, rdispls, rdts, comm));
+}
+
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op,
                        MPI_Comm comm)
 {
@@ -97,6 +104,43 @@ int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     AWAY_AROUND(SC_AWAY_SCAN, PMPI_Exscan(sendbuf, recvbuf, count, dt, op, comm));
+}
+
+/* Neighbourhood collectives on a graph or Cartesian communicator (a
+ * stencil's halo, a gossip step among peers): each waits for its
+ * neighbours only, a straggler's too. */
+int MPI_Neighbor_allgather(const void *sendbuf, int scount, MPI_Datatype sdt, void *recvbuf, int rcount,
+                           MPI_Datatype rdt, MPI_Comm comm)
+{
+    AWAY_AROUND(SC_AWAY_NEIGHBOR, PMPI_Neighbor_allgather(sendbuf, scount, sdt, recvbuf, rcount, rdt, comm));
+}
+
+int MPI_Neighbor_allgatherv(const void *sendbuf, int scount, MPI_Datatype sdt, void *recvbuf, const int rcounts[],
+                            const int displs[], MPI_Datatype rdt, MPI_Comm comm)
+{
+    AWAY_AROUND(SC_AWAY_NEIGHBOR,
+                PMPI_Neighbor_allgatherv(sendbuf, scount, sdt, recvbuf, rcounts, displs, rdt, comm));
+}
+
+int MPI_Neighbor_alltoall(const void *sendbuf, int scount, MPI_Datatype sdt, void *recvbuf, int rcount,
+                          MPI_Datatype rdt, MPI_Comm comm)
+{
+    AWAY_AROUND(SC_AWAY_NEIGHBOR, PMPI_Neighbor_alltoall(sendbuf, scount, sdt, recvbuf, rcount, rdt, comm));
+}
+
+int MPI_Neighbor_alltoallv(const void *sendbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt,
+                           void *recvbuf, const int rcounts[], const int rdispls[], MPI_Datatype rdt, MPI_Comm comm)
+{
+    AWAY_AROUND(SC_AWAY_NEIGHBOR,
+                PMPI_Neighbor_alltoallv(sendbuf, scounts, sdispls, sdt, recvbuf, rcounts, rdispls, rdt, comm));
+}
+
+int MPI_Neighbor_alltoallw(const void *sendbuf, const int scounts[], const MPI_Aint sdispls[],
+                           const MPI_Datatype sdts[], void *recvbuf, const int rcounts[], const MPI_Aint rdispls[],
+                           const MPI_Datatype rdts[], MPI_Comm comm)
+{
+    AWAY_AROUND(SC_AWAY_NEIGHBOR,
+                PMPI_Neighbor_alltoallw(sendbuf, scounts, sdispls, sdts, recvbuf, rcounts, rdispls, rdts, comm));
 }
 
 /* The blocking completion calls.  A rank blocked in one cannot deposit

@@ -69,6 +69,29 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *new_comm)
     AWAY_AROUND(SC_AWAY_COMM_CREATE, PMPI_Cart_sub(comm, remain_dims, new_comm));
 }
 
+int MPI_Graph_create(MPI_Comm old_comm, int nnodes, const int index[], const int edges[], int reorder,
+                     MPI_Comm *comm_graph)
+{
+    AWAY_AROUND(SC_AWAY_COMM_CREATE, PMPI_Graph_create(old_comm, nnodes, index, edges, reorder, comm_graph));
+}
+
+int MPI_Dist_graph_create(MPI_Comm old_comm, int n, const int sources[], const int degrees[],
+                          const int destinations[], const int weights[], MPI_Info info, int reorder,
+                          MPI_Comm *comm_dist_graph)
+{
+    AWAY_AROUND(SC_AWAY_COMM_CREATE, PMPI_Dist_graph_create(old_comm, n, sources, degrees, destinations, weights, info,
+                                                            reorder, comm_dist_graph));
+}
+
+int MPI_Dist_graph_create_adjacent(MPI_Comm old_comm, int indegree, const int sources[], const int sourceweights[],
+                                   int outdegree, const int destinations[], const int destweights[], MPI_Info info,
+                                   int reorder, MPI_Comm *comm_dist_graph)
+{
+    AWAY_AROUND(SC_AWAY_COMM_CREATE,
+                PMPI_Dist_graph_create_adjacent(old_comm, indegree, sources, sourceweights, outdegree, destinations,
+                                                destweights, info, reorder, comm_dist_graph));
+}
+
 /* Two groups joined through a port (a job of two halves, or a client and
  * a server): each side waits for all of both to come, and the parting
  * waits for pending traffic. */

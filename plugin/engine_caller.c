@@ -522,11 +522,12 @@ const char *sc_away_name(int what)
         "in a collective", "in MPI_Barrier", "in MPI_Bcast", "in MPI_Reduce", "in MPI_Allgather", "in MPI_Gather",
         "in MPI_Scatter", "in MPI_Alltoall", "in an exact MPI_Allreduce", "in MPI_Allreduce on another communicator",
         "in MPI_Wait (or Waitall, Waitany, Waitsome)", "polling MPI_Test (or Testall, Testany, Testsome)",
-        "in MPI_Allgatherv", "in MPI_Gatherv", "in MPI_Scatterv", "in MPI_Alltoallv",
+        "in MPI_Allgatherv", "in MPI_Gatherv", "in MPI_Scatterv", "in MPI_Alltoallv (or Alltoallw)",
         "in MPI_Reduce_scatter (or Reduce_scatter_block)", "in MPI_Scan (or Exscan)",
         "in MPI_Send (or Ssend, Rsend)", "in MPI_Recv (or Mrecv)", "in MPI_Sendrecv (or Sendrecv_replace)",
         "in MPI_Probe (or Mprobe)", "making a communicator (MPI_Comm_split, dup, create, ...)",
         "in a collective MPI-IO call (MPI_File_open, write_all, ...)",
-        "in a window call (MPI_Win_fence, create, free, start, complete, wait, ...)"};
+        "in a window call (MPI_Win_fence, create, free, start, complete, wait, ...)",
+        "in a neighbourhood collective (MPI_Neighbor_allgather, alltoall, ...)"};
     return what >= 0 && what < SC_AWAY_N ? names[what] : names[0];
 }
