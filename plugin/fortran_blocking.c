@@ -49,6 +49,18 @@ static struct {
                     fint *root, fint *comm, fint *ierr);
     void (*scatterv)(void *sbuf, fint *scounts, fint *displs, fint *sdt, void *rbuf, fint *rcount, fint *rdt,
                      fint *root, fint *comm, fint *ierr);
+    void (*alltoallw)(void *sbuf, fint *scounts, fint *sdispls, fint *sdts, void *rbuf, fint *rcounts,
+                      fint *rdispls, fint *rdts, fint *comm, fint *ierr);
+    void (*neighbor_allgather)(void *sbuf, fint *scount, fint *sdt, void *rbuf, fint *rcount, fint *rdt, fint *comm,
+                               fint *ierr);
+    void (*neighbor_allgatherv)(void *sbuf, fint *scount, fint *sdt, void *rbuf, fint *rcounts, fint *displs,
+                                fint *rdt, fint *comm, fint *ierr);
+    void (*neighbor_alltoall)(void *sbuf, fint *scount, fint *sdt, void *rbuf, fint *rcount, fint *rdt, fint *comm,
+                              fint *ierr);
+    void (*neighbor_alltoallv)(void *sbuf, fint *scounts, fint *sdispls, fint *sdt, void *rbuf, fint *rcounts,
+                               fint *rdispls, fint *rdt, fint *comm, fint *ierr);
+    void (*neighbor_alltoallw)(void *sbuf, fint *scounts, MPI_Aint *sdispls, fint *sdts, void *rbuf, fint *rcounts,
+                               MPI_Aint *rdispls, fint *rdts, fint *comm, fint *ierr);
     void (*alltoallv)(void *sbuf, fint *scounts, fint *sdispls, fint *sdt, void *rbuf, fint *rcounts,
                       fint *rdispls, fint *rdt, fint *comm, fint *ierr);
     void (*reduce_scatter)(void *sbuf, void *rbuf, fint *rcounts, fint *dt, fint *op, fint *comm, fint *ierr);
@@ -76,7 +88,9 @@ static pthread_once_t looked_up = PTHREAD_ONCE_INIT;
 static const sc_f_entry entries[] = {ENTRY(wait),      ENTRY(waitall),   ENTRY(waitany),    ENTRY(waitsome),       ENTRY(test),
                ENTRY(testall),   ENTRY(testany),   ENTRY(testsome),   ENTRY(barrier),        ENTRY(bcast),
                ENTRY(reduce),    ENTRY(allgather), ENTRY(gather),     ENTRY(scatter),        ENTRY(alltoall),
-               ENTRY(allgatherv), ENTRY(gatherv),  ENTRY(scatterv),   ENTRY(alltoallv),      ENTRY(reduce_scatter),
+               ENTRY(allgatherv), ENTRY(gatherv),  ENTRY(scatterv),   ENTRY(alltoallv),      ENTRY(alltoallw),
+               ENTRY(neighbor_allgather), ENTRY(neighbor_allgatherv), ENTRY(neighbor_alltoall),
+               ENTRY(neighbor_alltoallv), ENTRY(neighbor_alltoallw),      ENTRY(reduce_scatter),
                ENTRY(reduce_scatter_block),        ENTRY(scan),       ENTRY(exscan),         ENTRY(send),
                ENTRY(ssend),     ENTRY(recv),      ENTRY(sendrecv),   ENTRY(probe),          ENTRY(isend),
                ENTRY(issend),    ENTRY(irecv),     ENTRY(iprobe),     ENTRY(comm_split),     ENTRY(comm_dup),
@@ -168,6 +182,57 @@ void ompi_alltoallv_f(void *sbuf, fint *scounts, fint *sdispls, fint *sdt, void 
                       fint *rdispls, fint *rdt, fint *comm, fint *ierr)
 {
     AWAY_AROUND_F(SC_AWAY_ALLTOALLV, alltoallv, sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm);
+}
+
+void ompi_alltoallw_f(void *sbuf, fint *scounts, fint *sdispls, fint *sdts, void *rbuf, fint *rcounts, fint *rdispls,
+                      fint *rdts, fint *comm, fint *ierr);
+void ompi_alltoallw_f(void *sbuf, fint *scounts, fint *sdispls, fint *sdts, void *rbuf, fint *rcounts, fint *rdispls,
+                      fint *rdts, fint *comm, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_ALLTOALLV, alltoallw, sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm);
+}
+
+/* the neighbourhood collectives (blocking.c) */
+void ompi_neighbor_allgather_f(void *sbuf, fint *scount, fint *sdt, void *rbuf, fint *rcount, fint *rdt, fint *comm,
+                               fint *ierr);
+void ompi_neighbor_allgather_f(void *sbuf, fint *scount, fint *sdt, void *rbuf, fint *rcount, fint *rdt, fint *comm,
+                               fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_NEIGHBOR, neighbor_allgather, sbuf, scount, sdt, rbuf, rcount, rdt, comm);
+}
+
+void ompi_neighbor_allgatherv_f(void *sbuf, fint *scount, fint *sdt, void *rbuf, fint *rcounts, fint *displs,
+                                fint *rdt, fint *comm, fint *ierr);
+void ompi_neighbor_allgatherv_f(void *sbuf, fint *scount, fint *sdt, void *rbuf, fint *rcounts, fint *displs,
+                                fint *rdt, fint *comm, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_NEIGHBOR, neighbor_allgatherv, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm);
+}
+
+void ompi_neighbor_alltoall_f(void *sbuf, fint *scount, fint *sdt, void *rbuf, fint *rcount, fint *rdt, fint *comm,
+                              fint *ierr);
+void ompi_neighbor_alltoall_f(void *sbuf, fint *scount, fint *sdt, void *rbuf, fint *rcount, fint *rdt, fint *comm,
+                              fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_NEIGHBOR, neighbor_alltoall, sbuf, scount, sdt, rbuf, rcount, rdt, comm);
+}
+
+void ompi_neighbor_alltoallv_f(void *sbuf, fint *scounts, fint *sdispls, fint *sdt, void *rbuf, fint *rcounts,
+                               fint *rdispls, fint *rdt, fint *comm, fint *ierr);
+void ompi_neighbor_alltoallv_f(void *sbuf, fint *scounts, fint *sdispls, fint *sdt, void *rbuf, fint *rcounts,
+                               fint *rdispls, fint *rdt, fint *comm, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_NEIGHBOR, neighbor_alltoallv, sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt,
+                  comm);
+}
+
+void ompi_neighbor_alltoallw_f(void *sbuf, fint *scounts, MPI_Aint *sdispls, fint *sdts, void *rbuf, fint *rcounts,
+                               MPI_Aint *rdispls, fint *rdts, fint *comm, fint *ierr);
+void ompi_neighbor_alltoallw_f(void *sbuf, fint *scounts, MPI_Aint *sdispls, fint *sdts, void *rbuf, fint *rcounts,
+                               MPI_Aint *rdispls, fint *rdts, fint *comm, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_NEIGHBOR, neighbor_alltoallw, sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts,
+                  comm);
 }
 
 /* Four with a reduction's arguments (reduce-scatter's count is its counts
@@ -494,6 +559,15 @@ SC_F_NAMES(ompi_scatterv_f, mpi_scatterv, MPI_SCATTERV, void *, fint *, fint *, 
            fint *, fint *, fint *)
 SC_F_NAMES(ompi_alltoallv_f, mpi_alltoallv, MPI_ALLTOALLV, void *, fint *, fint *, fint *, void *, fint *, fint *,
            fint *, fint *, fint *)
+SC_F_NAMES(ompi_alltoallw_f, mpi_alltoallw, MPI_ALLTOALLW, void *, fint *, fint *, fint *, void *, fint *, fint *,
+           fint *, fint *, fint *)
+SC_F_NAMES(ompi_neighbor_allgather_f, mpi_neighbor_allgather, MPI_NEIGHBOR_ALLGATHER, BUF_ARGS, fint *, fint *)
+SC_F_NAMES(ompi_neighbor_allgatherv_f, mpi_neighbor_allgatherv, MPI_NEIGHBOR_ALLGATHERV, VBUF_ARGS, fint *, fint *)
+SC_F_NAMES(ompi_neighbor_alltoall_f, mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL, BUF_ARGS, fint *, fint *)
+SC_F_NAMES(ompi_neighbor_alltoallv_f, mpi_neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV, void *, fint *, fint *, fint *,
+           void *, fint *, fint *, fint *, fint *, fint *)
+SC_F_NAMES(ompi_neighbor_alltoallw_f, mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW, void *, fint *, MPI_Aint *,
+           fint *, void *, fint *, MPI_Aint *, fint *, fint *, fint *)
 SC_F_NAMES(ompi_reduce_scatter_f, mpi_reduce_scatter, MPI_REDUCE_SCATTER, RED_ARGS)
 SC_F_NAMES(ompi_reduce_scatter_block_f, mpi_reduce_scatter_block, MPI_REDUCE_SCATTER_BLOCK, RED_ARGS)
 SC_F_NAMES(ompi_scan_f, mpi_scan, MPI_SCAN, RED_ARGS)

@@ -51,6 +51,24 @@ static struct {
     void (*cart_create)(fint *old_comm, fint *ndims, fint *dims, fint *periods, fint *reorder, fint *comm_cart,
                         fint *ierr);
     void (*cart_sub)(fint *comm, fint *remain_dims, fint *new_comm, fint *ierr);
+    void (*graph_create)(fint *old_comm, fint *nnodes, fint *index, fint *edges, fint *reorder, fint *comm_graph,
+                         fint *ierr);
+    void (*dist_graph_create)(fint *old_comm, fint *n, fint *sources, fint *degrees, fint *destinations,
+                              fint *weights, fint *info, fint *reorder, fint *comm_graph, fint *ierr);
+    void (*dist_graph_create_adjacent)(fint *old_comm, fint *indegree, fint *sources, fint *sourceweights,
+                                       fint *outdegree, fint *destinations, fint *destweights, fint *info,
+                                       fint *reorder, fint *comm_graph, fint *ierr);
+    /* baseptr: where the address goes (an INTEGER(MPI_ADDRESS_KIND), or a
+     * TYPE(C_PTR) in the _cptr forms); passed on as it came */
+    void (*win_allocate)(MPI_Aint *size, fint *disp_unit, fint *info, fint *comm, void *baseptr, fint *win,
+                         fint *ierr);
+    void (*win_allocate_cptr)(MPI_Aint *size, fint *disp_unit, fint *info, fint *comm, void *baseptr, fint *win,
+                              fint *ierr);
+    void (*win_allocate_shared)(MPI_Aint *size, fint *disp_unit, fint *info, fint *comm, void *baseptr, fint *win,
+                                fint *ierr);
+    void (*win_allocate_shared_cptr)(MPI_Aint *size, fint *disp_unit, fint *info, fint *comm, void *baseptr,
+                                     fint *win, fint *ierr);
+    void (*win_create_dynamic)(fint *info, fint *comm, fint *win, fint *ierr);
 } ompi;
 static pthread_once_t looked_up = PTHREAD_ONCE_INIT;
 
@@ -63,7 +81,9 @@ static const sc_f_entry entries[] = {
     ENTRY(file_read_ordered), ENTRY(file_write_ordered), ENTRY(win_create),     ENTRY(win_fence),
     ENTRY(win_free),        ENTRY(win_start),          ENTRY(win_complete),      ENTRY(win_wait),
     ENTRY(win_test),        ENTRY(intercomm_create),   ENTRY(intercomm_merge),   ENTRY(cart_create),
-    ENTRY(cart_sub)};
+    ENTRY(cart_sub),        ENTRY(graph_create),       ENTRY(dist_graph_create), ENTRY(dist_graph_create_adjacent),
+    ENTRY(win_allocate),    ENTRY(win_allocate_cptr),  ENTRY(win_allocate_shared), ENTRY(win_allocate_shared_cptr),
+    ENTRY(win_create_dynamic)};
 
 static void look_up(void)
 {
@@ -119,6 +139,35 @@ void ompi_cart_sub_f(fint *comm, fint *remain_dims, fint *new_comm, fint *ierr);
 void ompi_cart_sub_f(fint *comm, fint *remain_dims, fint *new_comm, fint *ierr)
 {
     AWAY_AROUND_F(SC_AWAY_COMM_CREATE, cart_sub, comm, remain_dims, new_comm);
+}
+
+void ompi_graph_create_f(fint *old_comm, fint *nnodes, fint *index, fint *edges, fint *reorder, fint *comm_graph,
+                         fint *ierr);
+void ompi_graph_create_f(fint *old_comm, fint *nnodes, fint *index, fint *edges, fint *reorder, fint *comm_graph,
+                         fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_COMM_CREATE, graph_create, old_comm, nnodes, index, edges, reorder, comm_graph);
+}
+
+/* Fortran's MPI_UNWEIGHTED is known to Open MPI by its address: passed on as it came */
+void ompi_dist_graph_create_f(fint *old_comm, fint *n, fint *sources, fint *degrees, fint *destinations,
+                              fint *weights, fint *info, fint *reorder, fint *comm_graph, fint *ierr);
+void ompi_dist_graph_create_f(fint *old_comm, fint *n, fint *sources, fint *degrees, fint *destinations,
+                              fint *weights, fint *info, fint *reorder, fint *comm_graph, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_COMM_CREATE, dist_graph_create, old_comm, n, sources, degrees, destinations, weights, info,
+                  reorder, comm_graph);
+}
+
+void ompi_dist_graph_create_adjacent_f(fint *old_comm, fint *indegree, fint *sources, fint *sourceweights,
+                                       fint *outdegree, fint *destinations, fint *destweights, fint *info,
+                                       fint *reorder, fint *comm_graph, fint *ierr);
+void ompi_dist_graph_create_adjacent_f(fint *old_comm, fint *indegree, fint *sources, fint *sourceweights,
+                                       fint *outdegree, fint *destinations, fint *destweights, fint *info,
+                                       fint *reorder, fint *comm_graph, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_COMM_CREATE, dist_graph_create_adjacent, old_comm, indegree, sources, sourceweights,
+                  outdegree, destinations, destweights, info, reorder, comm_graph);
 }
 
 /* the error code goes before the string's length: not AWAY_AROUND_F's order */
@@ -224,6 +273,26 @@ void ompi_win_create_f(void *base, MPI_Aint *size, fint *disp_unit, fint *info, 
     AWAY_AROUND_F(SC_AWAY_WIN, win_create, base, size, disp_unit, info, comm, win);
 }
 
+/* the four allocating forms: one shape */
+#define WIN_ALLOCATE_F(fn)                                                                                   \
+    void ompi_##fn##_f(MPI_Aint *size, fint *disp_unit, fint *info, fint *comm, void *baseptr, fint *win,     \
+                       fint *ierr);                                                                          \
+    void ompi_##fn##_f(MPI_Aint *size, fint *disp_unit, fint *info, fint *comm, void *baseptr, fint *win,     \
+                       fint *ierr)                                                                           \
+    {                                                                                                        \
+        AWAY_AROUND_F(SC_AWAY_WIN, fn, size, disp_unit, info, comm, baseptr, win);                           \
+    }
+WIN_ALLOCATE_F(win_allocate)
+WIN_ALLOCATE_F(win_allocate_cptr)
+WIN_ALLOCATE_F(win_allocate_shared)
+WIN_ALLOCATE_F(win_allocate_shared_cptr)
+
+void ompi_win_create_dynamic_f(fint *info, fint *comm, fint *win, fint *ierr);
+void ompi_win_create_dynamic_f(fint *info, fint *comm, fint *win, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_WIN, win_create_dynamic, info, comm, win);
+}
+
 void ompi_win_fence_f(fint *assertion, fint *win, fint *ierr);
 void ompi_win_fence_f(fint *assertion, fint *win, fint *ierr)
 {
@@ -294,6 +363,12 @@ SC_F_NAMES(ompi_intercomm_create_f, mpi_intercomm_create, MPI_INTERCOMM_CREATE, 
 SC_F_NAMES(ompi_intercomm_merge_f, mpi_intercomm_merge, MPI_INTERCOMM_MERGE, fint *, fint *, fint *, fint *)
 SC_F_NAMES(ompi_cart_create_f, mpi_cart_create, MPI_CART_CREATE, fint *, fint *, fint *, fint *, fint *, fint *, fint *)
 SC_F_NAMES(ompi_cart_sub_f, mpi_cart_sub, MPI_CART_SUB, fint *, fint *, fint *, fint *)
+SC_F_NAMES(ompi_graph_create_f, mpi_graph_create, MPI_GRAPH_CREATE, fint *, fint *, fint *, fint *, fint *, fint *,
+           fint *)
+SC_F_NAMES(ompi_dist_graph_create_f, mpi_dist_graph_create, MPI_DIST_GRAPH_CREATE, fint *, fint *, fint *, fint *,
+           fint *, fint *, fint *, fint *, fint *, fint *)
+SC_F_NAMES(ompi_dist_graph_create_adjacent_f, mpi_dist_graph_create_adjacent, MPI_DIST_GRAPH_CREATE_ADJACENT, fint *,
+           fint *, fint *, fint *, fint *, fint *, fint *, fint *, fint *, fint *, fint *)
 SC_F_NAMES(ompi_comm_accept_f, mpi_comm_accept, MPI_COMM_ACCEPT, char *, fint *, fint *, fint *, fint *, fint *, int)
 SC_F_NAMES(ompi_comm_connect_f, mpi_comm_connect, MPI_COMM_CONNECT, char *, fint *, fint *, fint *, fint *, fint *, int)
 SC_F_NAMES(ompi_comm_disconnect_f, mpi_comm_disconnect, MPI_COMM_DISCONNECT, fint *, fint *)
@@ -314,6 +389,13 @@ SC_F_NAMES(ompi_file_read_at_all_f, mpi_file_read_at_all, MPI_FILE_READ_AT_ALL, 
 SC_F_NAMES(ompi_file_write_at_all_f, mpi_file_write_at_all, MPI_FILE_WRITE_AT_ALL, FILE_AT_ALL_ARGS)
 SC_F_NAMES(ompi_win_create_f, mpi_win_create, MPI_WIN_CREATE, void *, MPI_Aint *, fint *, fint *, fint *, fint *,
            fint *)
+#define WIN_ALLOCATE_ARGS MPI_Aint *, fint *, fint *, fint *, void *, fint *, fint *
+SC_F_NAMES(ompi_win_allocate_f, mpi_win_allocate, MPI_WIN_ALLOCATE, WIN_ALLOCATE_ARGS)
+SC_F_NAMES(ompi_win_allocate_cptr_f, mpi_win_allocate_cptr, MPI_WIN_ALLOCATE_CPTR, WIN_ALLOCATE_ARGS)
+SC_F_NAMES(ompi_win_allocate_shared_f, mpi_win_allocate_shared, MPI_WIN_ALLOCATE_SHARED, WIN_ALLOCATE_ARGS)
+SC_F_NAMES(ompi_win_allocate_shared_cptr_f, mpi_win_allocate_shared_cptr, MPI_WIN_ALLOCATE_SHARED_CPTR,
+           WIN_ALLOCATE_ARGS)
+SC_F_NAMES(ompi_win_create_dynamic_f, mpi_win_create_dynamic, MPI_WIN_CREATE_DYNAMIC, fint *, fint *, fint *, fint *)
 SC_F_NAMES(ompi_win_fence_f, mpi_win_fence, MPI_WIN_FENCE, fint *, fint *, fint *)
 SC_F_NAMES(ompi_win_free_f, mpi_win_free, MPI_WIN_FREE, fint *, fint *)
 SC_F_NAMES(ompi_win_start_f, mpi_win_start, MPI_WIN_START, fint *, fint *, fint *, fint *)

@@ -18,7 +18,9 @@
 ! barrier, MPI_FILE_READ_AT_ALL of the next rank's number, MPI_FILE_CLOSE),
 ! a put between MPI_WIN_FENCEs, or a halo exchange by active-target
 ! epochs (MPI_WIN_POST, _START, a put to each neighbour, _COMPLETE,
-! _WAIT), on a window made before the steps.
+! _WAIT), on a window made before the steps, or a gossip step
+! (MPI_NEIGHBOR_ALLTOALL and MPI_NEIGHBOR_ALLGATHER on a ring made by
+! MPI_DIST_GRAPH_CREATE_ADJACENT before the steps).
 ! Open MPI's Fortran bindings call PMPI_ directly, so the waits,
 ! collectives and point-to-point calls reach starcoll only through its
 ! Fortran entry points (plugin/fortran_blocking.c); the script checks, in
@@ -37,7 +39,7 @@
 ! ranks sent (conservation), equal on every rank (replicas).  Inputs are
 ! integer valued, so those sums are exact.
 !
-! usage: mpi_fortran_loop [STEPS [EXACT]]   (70 and 1 by default: 7 figures passed on)
+! usage: mpi_fortran_loop [STEPS [EXACT]]   (80 and 1 by default: 8 figures passed on)
 program mpi_fortran_loop
 #include "mpi_fortran_binding.h"
   use iso_c_binding, only: c_int
@@ -75,11 +77,12 @@ program mpi_fortran_loop
 #ifdef SC_USE_MPI_F08
   type(MPI_Win) :: win
   type(MPI_Group) :: world_group, halo_group
+  type(MPI_Comm) :: ring
 #else
-  integer :: win, world_group, halo_group
+  integer :: win, world_group, halo_group, ring
 #endif
 
-  steps = 70
+  steps = 80
   exact = 1
   if (command_argument_count() >= 1) then
     call get_command_argument(1, arg)
@@ -109,7 +112,7 @@ program mpi_fortran_loop
     call start_step(1.0)
     call complete(mod(step, 5))
     call end_step()
-    if (mod(step, 10) == 0) call pass_on(mod(step / 10 - 1, 7))
+    if (mod(step, 10) == 0) call pass_on(mod(step / 10 - 1, 8))
     if (exact <= 0) cycle
     if (mod(step, exact) /= 0) cycle
     loss = dble(rank + 1)
@@ -144,7 +147,8 @@ program mpi_fortran_loop
   end if
   call verdict('MPI_WAITANY and MPI_WAITSOME gave each request once, at a valid index', badwaits == 0)
   call verdict('the figures passed on by MPI_SENDRECV, MPI_RECV after MPI_SEND or MPI_PROBE, MPI_COMM_SPLIT, ' // &
-               'a checkpoint''s collective MPI-IO, MPI_WIN_FENCE and MPI_WIN_START to MPI_WIN_WAIT right', badp2p == 0)
+               'a checkpoint''s collective MPI-IO, MPI_WIN_FENCE, MPI_WIN_START to MPI_WIN_WAIT and ' // &
+               'the neighbourhood collectives right', badp2p == 0)
   call verdict('conservation: each array''s results summed over the steps equal what every rank sent', &
                all(got == allsent))
   call verdict('replicas: those sums are the same on every rank', all(gotmax == gotmin))
@@ -152,6 +156,8 @@ program mpi_fortran_loop
   call MPI_WIN_FREE(win, ierr)
   call mpi_ok(ierr)
   call MPI_GROUP_FREE(halo_group, ierr)
+  call mpi_ok(ierr)
+  call MPI_COMM_FREE(ring, ierr)
   call mpi_ok(ierr)
   if (rank == 0) write (*, '(i0,a,i0,a)') passed, ' passed, ', failed, ' failed'
   call MPI_FINALIZE(ierr)
@@ -339,6 +345,8 @@ contains
     call mpi_ok(e)
     call MPI_GROUP_FREE(world_group, e)
     call mpi_ok(e)
+    call MPI_DIST_GRAPH_CREATE_ADJACENT(MPI_COMM_WORLD, 2, nb, [1, 1], 2, nb, [1, 1], MPI_INFO_NULL, .false., ring, e)
+    call mpi_ok(e)
     pid = c_getpid()
     call MPI_BCAST(pid, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, e)
     call mpi_ok(e)
@@ -350,7 +358,7 @@ contains
   ! A figure passed on, as codes do between their collectives.
   subroutine pass_on(which)
     integer, intent(in) :: which
-    integer :: e, got, q, src, hsize, prev, next
+    integer :: e, got, q, src, hsize, prev, next, two(2), nbs(2)
     integer(kind=MPI_OFFSET_KIND) :: at
     integer(kind=MPI_ADDRESS_KIND) :: disp
 #ifdef SC_USE_MPI_F08
@@ -434,6 +442,14 @@ contains
       call MPI_WIN_FENCE(0, win, e)
       call mpi_ok(e)
       if (halo(1) /= prev + 1) badp2p = badp2p + 1
+    case (7)
+      two = -1
+      call MPI_NEIGHBOR_ALLTOALL([rank + 1, rank + 1], 1, MPI_INTEGER, two, 1, MPI_INTEGER, ring, e)
+      call mpi_ok(e)
+      nbs = -1
+      call MPI_NEIGHBOR_ALLGATHER(rank + 1, 1, MPI_INTEGER, nbs, 1, MPI_INTEGER, ring, e)
+      call mpi_ok(e)
+      if (any(two /= [prev + 1, next + 1]) .or. any(nbs /= [prev + 1, next + 1])) badp2p = badp2p + 1
     case default
       halo = -1
       call MPI_WIN_POST(halo_group, 0, win, e)
