@@ -107,6 +107,7 @@ static int call_every = 0;           /* --call-every N: the --end-call also afte
 static char port_name[MPI_MAX_PORT_NAME];  /* --end-call connect: rank 0's port, and this rank's half */
 static MPI_Comm port_half = MPI_COMM_NULL;
 static MPI_Comm ring = MPI_COMM_NULL;      /* --end-call neighbor: each rank's two neighbours */
+static int nb[2];                          /* the previous and the next rank (--end-call pscw, lock, neighbor) */
 static MPI_Win halo_win = MPI_WIN_NULL;    /* --end-call pscw: made before the steps, as a stencil code does */
 static MPI_Group halo_group = MPI_GROUP_NULL;
 static int *halo_buf;                       /* 2 ints, and on rank 0 one more per rank (--end-call lock) */
@@ -438,7 +439,6 @@ static int make_end_call(const char *name)
         /* a halo exchange by access epochs on a window made once: each rank
          * exposes it to its two neighbours and puts its number into theirs
          * (slot 0 of the next rank's, slot 1 of the previous one's) */
-        int nb[2] = {(rank + n - 1) % n, (rank + 1) % n};
         halo_buf[0] = halo_buf[1] = -1;
         ok = MPI_CHECK(MPI_Win_post(halo_group, 0, halo_win)) == MPI_SUCCESS &&
              MPI_CHECK(MPI_Win_start(halo_group, 0, halo_win)) == MPI_SUCCESS &&
@@ -459,7 +459,7 @@ static int make_end_call(const char *name)
     } else if (!strcmp(name, "neighbor")) {
         /* a gossip step on a ring made before the steps: each rank's
          * number to both neighbours, gathered and exchanged */
-        int nb[2] = {(rank + n - 1) % n, (rank + 1) % n}, two[2] = {one, one}, in[2] = {-1, -1}, gathered[2] = {-1, -1};
+        int two[2] = {one, one}, in[2] = {-1, -1}, gathered[2] = {-1, -1};
         ok = MPI_CHECK(MPI_Neighbor_alltoall(two, 1, MPI_INT, in, 1, MPI_INT, ring)) == MPI_SUCCESS &&
              MPI_CHECK(MPI_Neighbor_allgather(&one, 1, MPI_INT, gathered, 1, MPI_INT, ring)) == MPI_SUCCESS;
         for (int i = 0; i < 2; i++) ok &= in[i] == nb[i] + 1 && gathered[i] == nb[i] + 1;
@@ -569,6 +569,7 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));   /* errors come back as codes */
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    nb[0] = (rank + size - 1) % size, nb[1] = (rank + 1) % size;
     if (machine_pause_start() != 0) fprintf(stderr, "rank %d: no machine-pause watcher thread; pauses count as waits\n", rank);
     for (int a = 1; a < argc; a++) {
         const char *o = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
@@ -632,7 +633,7 @@ int main(int argc, char **argv)
     }
     if (end_call && (!strcmp(end_call, "pscw") || !strcmp(end_call, "lock"))) {   /* the two neighbours' window */
         MPI_Group world_group;
-        int nb[2] = {(rank + size - 1) % size, (rank + 1) % size}, nbuf = 2 + (rank == 0 ? size : 0);
+        int nbuf = 2 + (rank == 0 ? size : 0);
         if (!(halo_buf = calloc((size_t)nbuf, sizeof(int)))) MPI_Abort(MPI_COMM_WORLD, 3);
         MPI_CHECK(MPI_Win_create(halo_buf, (MPI_Aint)(sizeof(int) * (size_t)nbuf), (int)sizeof(int), MPI_INFO_NULL,
                                  MPI_COMM_WORLD, &halo_win));
@@ -641,7 +642,7 @@ int main(int argc, char **argv)
         MPI_CHECK(MPI_Group_free(&world_group));
     }
     if (end_call && !strcmp(end_call, "neighbor")) {
-        int nb[2] = {(rank + size - 1) % size, (rank + 1) % size}, weights[2] = {1, 1};
+        int weights[2] = {1, 1};
         MPI_CHECK(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, nb, weights, 2, nb, weights, MPI_INFO_NULL, 0,
                                                  &ring));
     }

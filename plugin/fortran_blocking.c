@@ -85,16 +85,14 @@ static struct {
 static pthread_once_t looked_up = PTHREAD_ONCE_INIT;
 
 #define ENTRY(fn) SC_F_ENTRY(ompi, fn)
-static const sc_f_entry entries[] = {ENTRY(wait),      ENTRY(waitall),   ENTRY(waitany),    ENTRY(waitsome),       ENTRY(test),
-               ENTRY(testall),   ENTRY(testany),   ENTRY(testsome),   ENTRY(barrier),        ENTRY(bcast),
-               ENTRY(reduce),    ENTRY(allgather), ENTRY(gather),     ENTRY(scatter),        ENTRY(alltoall),
-               ENTRY(allgatherv), ENTRY(gatherv),  ENTRY(scatterv),   ENTRY(alltoallv),      ENTRY(alltoallw),
-               ENTRY(neighbor_allgather), ENTRY(neighbor_allgatherv), ENTRY(neighbor_alltoall),
-               ENTRY(neighbor_alltoallv), ENTRY(neighbor_alltoallw),      ENTRY(reduce_scatter),
-               ENTRY(reduce_scatter_block),        ENTRY(scan),       ENTRY(exscan),         ENTRY(send),
-               ENTRY(ssend),     ENTRY(recv),      ENTRY(sendrecv),   ENTRY(probe),          ENTRY(isend),
-               ENTRY(issend),    ENTRY(irecv),     ENTRY(iprobe),     ENTRY(comm_split),     ENTRY(comm_dup),
-               ENTRY(comm_create), ENTRY(cancel)};
+static const sc_f_entry entries[] = {
+    ENTRY(wait), ENTRY(waitall), ENTRY(waitany), ENTRY(waitsome), ENTRY(test), ENTRY(testall), ENTRY(testany),
+    ENTRY(testsome), ENTRY(barrier), ENTRY(bcast), ENTRY(reduce), ENTRY(allgather), ENTRY(gather), ENTRY(scatter),
+    ENTRY(alltoall), ENTRY(allgatherv), ENTRY(gatherv), ENTRY(scatterv), ENTRY(alltoallv), ENTRY(alltoallw),
+    ENTRY(neighbor_allgather), ENTRY(neighbor_allgatherv), ENTRY(neighbor_alltoall), ENTRY(neighbor_alltoallv),
+    ENTRY(neighbor_alltoallw), ENTRY(reduce_scatter), ENTRY(reduce_scatter_block), ENTRY(scan), ENTRY(exscan),
+    ENTRY(send), ENTRY(ssend), ENTRY(recv), ENTRY(sendrecv), ENTRY(probe), ENTRY(isend), ENTRY(issend), ENTRY(irecv),
+    ENTRY(iprobe), ENTRY(comm_split), ENTRY(comm_dup), ENTRY(comm_create), ENTRY(cancel)};
 
 static void look_up(void)
 {
@@ -509,14 +507,6 @@ void ompi_comm_create_f(fint *comm, fint *group, fint *newcomm, fint *ierr)
 }
 
 /* ---- tests: polling pending requests counts as away (blocking.c) --------- */
-
-#define POLLING_F(fn, done, ...)                                  \
-    do {                                                          \
-        fint rc_ = MPI_ERR_INTERN;                                \
-        if (OMPI(fn)) ompi.fn(__VA_ARGS__, &rc_);                 \
-        if (rc_ == MPI_SUCCESS) sc_comm_polling(!(done));         \
-        set_ierr(ierr, rc_);                                      \
-    } while (0)
 
 void ompi_test_f(fint *req, fint *flag, fint *status, fint *ierr);
 void ompi_test_f(fint *req, fint *flag, fint *status, fint *ierr)

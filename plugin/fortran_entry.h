@@ -35,19 +35,32 @@ static inline void sc_f_look_up(const sc_f_entry *entries, size_t n)
                    "fail with MPI_ERR_INTERN", entries[i].name);
 }
 
-/* A blocking call with the engines told this rank is away around it.
- * Expands where the file's own OMPI(fn) (looked up, or NULL) and its
- * table `ompi` are defined. */
-#define AWAY_AROUND_F(what, fn, ...)                     \
+/* A blocking call with the engines told this rank is away around it:
+ * call, an expression on ompi.fn storing its code in rc_.  Expands where
+ * the file's own OMPI(fn) (looked up, or NULL) and its table `ompi` are
+ * defined. */
+#define AWAY_AROUND_CALL_F(what, fn, call)               \
     do {                                                 \
         fint rc_ = MPI_ERR_INTERN;                       \
         if (OMPI(fn)) {                                  \
             int engines_ = sc_comm_engines_here();       \
             if (engines_) sc_comm_away(NULL, 1, what);   \
-            ompi.fn(__VA_ARGS__, &rc_);                  \
+            call;                                        \
             if (engines_) sc_comm_away(NULL, 0, what);   \
         }                                                \
         set_ierr(ierr, rc_);                             \
+    } while (0)
+#define AWAY_AROUND_F(what, fn, ...) AWAY_AROUND_CALL_F(what, fn, ompi.fn(__VA_ARGS__, &rc_))
+/* a string's hidden length comes after the error code */
+#define AWAY_AROUND_STRING_F(what, fn, len, ...) AWAY_AROUND_CALL_F(what, fn, ompi.fn(__VA_ARGS__, &rc_, len))
+
+/* A test: polling what is not complete counts as away (blocking.c). */
+#define POLLING_F(fn, done, ...)                                  \
+    do {                                                          \
+        fint rc_ = MPI_ERR_INTERN;                                \
+        if (OMPI(fn)) ompi.fn(__VA_ARGS__, &rc_);                 \
+        if (rc_ == MPI_SUCCESS) sc_comm_polling(!(done));         \
+        set_ierr(ierr, rc_);                                      \
     } while (0)
 
 /* mpif.h's and `use mpi`'s names for each, in every mangling (`use

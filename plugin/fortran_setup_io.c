@@ -170,19 +170,6 @@ void ompi_dist_graph_create_adjacent_f(fint *old_comm, fint *indegree, fint *sou
                   outdegree, destinations, destweights, info, reorder, comm_graph);
 }
 
-/* the error code goes before the string's length: not AWAY_AROUND_F's order */
-#define AWAY_AROUND_STRING_F(what, fn, len, ...)        \
-    do {                                                 \
-        fint rc_ = MPI_ERR_INTERN;                       \
-        if (OMPI(fn)) {                                  \
-            int engines_ = sc_comm_engines_here();       \
-            if (engines_) sc_comm_away(NULL, 1, what);   \
-            ompi.fn(__VA_ARGS__, &rc_, len);             \
-            if (engines_) sc_comm_away(NULL, 0, what);   \
-        }                                                \
-        set_ierr(ierr, rc_);                             \
-    } while (0)
-
 void ompi_comm_accept_f(char *port, fint *info, fint *root, fint *comm, fint *newcomm, fint *ierr, int port_len);
 void ompi_comm_accept_f(char *port, fint *info, fint *root, fint *comm, fint *newcomm, fint *ierr, int port_len)
 {
@@ -347,10 +334,7 @@ void ompi_win_wait_f(fint *win, fint *ierr)
 void ompi_win_test_f(fint *win, fint *flag, fint *ierr);
 void ompi_win_test_f(fint *win, fint *flag, fint *ierr)
 {
-    fint rc = MPI_ERR_INTERN;
-    if (OMPI(win_test)) ompi.win_test(win, flag, &rc);
-    if (rc == MPI_SUCCESS) sc_comm_polling(!*flag);
-    set_ierr(ierr, rc);
+    POLLING_F(win_test, *flag, win, flag);
 }
 
 SC_F_NAMES(ompi_comm_split_type_f, mpi_comm_split_type, MPI_COMM_SPLIT_TYPE, fint *, fint *, fint *, fint *, fint *,
