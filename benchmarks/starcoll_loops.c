@@ -56,7 +56,8 @@
  *         library calling the profiling interface), or one starcoll wraps
  *         (the rank is away meanwhile): sendrecv, recv (rank 0 receives
  *         every rank's number), probe (MPI_Probe, then MPI_Recv; the others
- *         MPI_Ssend), split (MPI_Comm_split), file (a collective write and
+ *         MPI_Ssend), iprobe (rank 0 polls MPI_Iprobe for any rank's
+ *         number, then MPI_Recv; the others MPI_Send), split (MPI_Comm_split), file (a collective write and
  *         read of a file), ifile (each rank alone, 50 times: a nonblocking
  *         write completed by MPI_Wait, a nonblocking read by MPI_Test, a
  *         collective read on MPI_COMM_SELF; a file of its own), fence (a
@@ -402,6 +403,18 @@ static int make_end_call(const char *name)
         if (rank != 0)
             ok = (probe ? MPI_CHECK(MPI_Ssend(&one, 1, MPI_INT, 0, 8, w)) : MPI_CHECK(MPI_Send(&one, 1, MPI_INT, 0, 8, w))) ==
                  MPI_SUCCESS;
+    } else if (!strcmp(name, "iprobe")) {
+        /* a master's loop: poll for any rank's number, take it when there */
+        for (int left = n - 1; left > 0 && rank == 0 && ok;) {
+            MPI_Status st;
+            int flag = 0;
+            ok = MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, 9, w, &flag, &st)) == MPI_SUCCESS;
+            if (!ok || !flag) continue;
+            ok = MPI_CHECK(MPI_Recv(&got, 1, MPI_INT, st.MPI_SOURCE, 9, w, &st)) == MPI_SUCCESS &&
+                 got == st.MPI_SOURCE + 1;
+            left--;
+        }
+        if (rank != 0) ok = MPI_CHECK(MPI_Send(&one, 1, MPI_INT, 0, 9, w)) == MPI_SUCCESS;
     } else if (!strcmp(name, "split")) {
         MPI_Comm half = MPI_COMM_NULL;
         int hs = 0;

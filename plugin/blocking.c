@@ -217,3 +217,24 @@ int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices
     int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
     POLLING(*outcount != 0);
 }
+
+/* A probe or a status query finding nothing is polling too: a master
+ * polling MPI_Iprobe for a straggler's message waits for it as MPI_Recv
+ * would (unseen, it cost a 10 s stall a time under tolerant modes). */
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    int rc = PMPI_Iprobe(source, tag, comm, flag, status);
+    POLLING(*flag);
+}
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+{
+    int rc = PMPI_Improbe(source, tag, comm, flag, message, status);
+    POLLING(*flag);
+}
+
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    int rc = PMPI_Request_get_status(request, flag, status);
+    POLLING(*flag);
+}

@@ -521,7 +521,7 @@ const char *sc_away_name(int what)
     static const char *const names[SC_AWAY_N] = {
         "in a collective", "in MPI_Barrier", "in MPI_Bcast", "in MPI_Reduce", "in MPI_Allgather", "in MPI_Gather",
         "in MPI_Scatter", "in MPI_Alltoall", "in an exact MPI_Allreduce", "in MPI_Allreduce on another communicator",
-        "in MPI_Wait (or Waitall, Waitany, Waitsome)", "polling MPI_Test (or Testall, Testany, Testsome)",
+        "in MPI_Wait (or Waitall, Waitany, Waitsome)", "polling MPI_Test (or Testall, Testany, Testsome, Iprobe, Improbe, Request_get_status)",
         "in MPI_Allgatherv", "in MPI_Gatherv", "in MPI_Scatterv", "in MPI_Alltoallv (or Alltoallw)",
         "in MPI_Reduce_scatter (or Reduce_scatter_block)", "in MPI_Scan (or Exscan)",
         "in MPI_Send (or Ssend, Rsend)", "in MPI_Recv (or Mrecv)", "in MPI_Sendrecv (or Sendrecv_replace)",

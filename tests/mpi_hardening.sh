@@ -386,4 +386,9 @@ for call in neighbor alltoallw; do seen "$call" --call-every 10; done
 # communicators, engines running, are parted by MPI_Comm_disconnect too.
 for call in sendrecv recv probe split file ifile fence pscw lock; do seen "$call" --call-every 10; done
 seen connect --call-every 10 --two-comms --disconnect
+# iprobe: rank 0 polls MPI_Iprobe for any rank's number, as a master does,
+# then MPI_Recv; the others MPI_Send.  Polling that finds nothing counts as
+# away, as MPI_Test's does; before, 32.9 s a job (a 10 s stall at each)
+# against 2.9 s without starcoll.
+seen iprobe --call-every 10
 finish
