@@ -15,7 +15,8 @@
  * after starcoll's), so handles, statuses, LOGICALs and 1-based indices
  * convert as they always do.  Around it the engines hear that the rank is
  * away, and a wait is made of the call's test with naps in between
- * (polite_wait.h).  Open MPI only, as fortran.c. */
+ * (polite_wait.h).  Point-to-point calls and probes are fortran_p2p.c's.
+ * Open MPI only, as fortran.c. */
 #include <mpi.h>
 #include <pthread.h>
 #include "comm_state.h"
@@ -67,20 +68,9 @@ static struct {
     void (*reduce_scatter_block)(void *sbuf, void *rbuf, fint *rcount, fint *dt, fint *op, fint *comm, fint *ierr);
     void (*scan)(void *sbuf, void *rbuf, fint *count, fint *dt, fint *op, fint *comm, fint *ierr);
     void (*exscan)(void *sbuf, void *rbuf, fint *count, fint *dt, fint *op, fint *comm, fint *ierr);
-    void (*send)(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *ierr);
-    void (*ssend)(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *ierr);
-    void (*recv)(void *buf, fint *count, fint *dt, fint *source, fint *tag, fint *comm, fint *status, fint *ierr);
-    void (*sendrecv)(void *sbuf, fint *scount, fint *sdt, fint *dest, fint *stag, void *rbuf, fint *rcount,
-                     fint *rdt, fint *source, fint *rtag, fint *comm, fint *status, fint *ierr);
-    void (*probe)(fint *source, fint *tag, fint *comm, fint *status, fint *ierr);
-    void (*isend)(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *req, fint *ierr);
-    void (*issend)(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *req, fint *ierr);
-    void (*irecv)(void *buf, fint *count, fint *dt, fint *source, fint *tag, fint *comm, fint *req, fint *ierr);
-    void (*iprobe)(fint *source, fint *tag, fint *comm, fint *flag, fint *status, fint *ierr);
     void (*comm_split)(fint *comm, fint *color, fint *key, fint *newcomm, fint *ierr);
     void (*comm_dup)(fint *comm, fint *newcomm, fint *ierr);
     void (*comm_create)(fint *comm, fint *group, fint *newcomm, fint *ierr);
-    void (*cancel)(fint *req, fint *ierr);
 } ompi;
 static pthread_once_t looked_up = PTHREAD_ONCE_INIT;
 
@@ -91,8 +81,7 @@ static const sc_f_entry entries[] = {
     ENTRY(alltoall), ENTRY(allgatherv), ENTRY(gatherv), ENTRY(scatterv), ENTRY(alltoallv), ENTRY(alltoallw),
     ENTRY(neighbor_allgather), ENTRY(neighbor_allgatherv), ENTRY(neighbor_alltoall), ENTRY(neighbor_alltoallv),
     ENTRY(neighbor_alltoallw), ENTRY(reduce_scatter), ENTRY(reduce_scatter_block), ENTRY(scan), ENTRY(exscan),
-    ENTRY(send), ENTRY(ssend), ENTRY(recv), ENTRY(sendrecv), ENTRY(probe), ENTRY(isend), ENTRY(issend), ENTRY(irecv),
-    ENTRY(iprobe), ENTRY(comm_split), ENTRY(comm_dup), ENTRY(comm_create), ENTRY(cancel)};
+    ENTRY(comm_split), ENTRY(comm_dup), ENTRY(comm_create)};
 
 static void look_up(void)
 {
@@ -344,150 +333,6 @@ void ompi_waitsome_f(fint *count, fint *reqs, fint *outcount, fint *indices, fin
            ierr);
 }
 
-/* ---- point to point: tested a while, then away (blocking_p2p.c) --------- */
-
-#define F_STATUS_LEN (sizeof(MPI_Status) / sizeof(fint))   /* Open MPI's Fortran status: the C one's words */
-
-/* A started request and where its status goes (the caller's, which may be
- * MPI_STATUS_IGNORE: Open MPI's test knows it). */
-typedef struct {
-    fint req, *status;
-    int done;
-} f_req;
-
-/* Started requests, tested one by one for sc_poll_away: each completed
- * one is left alone (testing it again would blank its status). */
-typedef struct {
-    f_req *r;
-    int n;
-    fint rc;
-} f_tested;
-
-static int f_tested_over(void *ctx)
-{
-    f_tested *t = ctx;
-    int all = 1;
-    for (int i = 0; i < t->n; i++) {
-        if (t->r[i].done) continue;
-        fint flag = 0;
-        ompi.test(&t->r[i].req, &flag, t->r[i].status, &t->rc);
-        if (t->rc != MPI_SUCCESS) return 1;
-        t->r[i].done = flag != 0;
-        all &= t->r[i].done;
-    }
-    return all;
-}
-
-/* As blocking_p2p.c's: tested a while, then away, tests and naps. */
-static void complete_f(f_req *r, int n, int what, fint *ierr)
-{
-    f_tested t = {.r = r, .n = n, .rc = MPI_SUCCESS};
-    sc_poll_away(f_tested_over, &t, what);
-    set_ierr(ierr, t.rc);
-}
-
-/* A probe by Open MPI's Fortran MPI_IPROBE, for sc_poll_away. */
-typedef struct {
-    fint *source, *tag, *comm, *status, rc;
-} f_probed;
-
-static int f_probed_over(void *ctx)
-{
-    f_probed *p = ctx;
-    fint flag = 0;
-    ompi.iprobe(p->source, p->tag, p->comm, &flag, p->status, &p->rc);
-    return p->rc != MPI_SUCCESS || flag;
-}
-
-/* Whether the nonblocking way is there: else the plain call. */
-static int started_ways(void)
-{
-    pthread_once(&looked_up, look_up);
-    return sc_comm_engines_here() && ompi.test && ompi.wait && ompi.isend && ompi.issend && ompi.irecv &&
-           ompi.iprobe && ompi.cancel;
-}
-
-#define PLAIN_F(fn, ...)                          \
-    do {                                          \
-        fint rc_ = MPI_ERR_INTERN;                \
-        if (OMPI(fn)) ompi.fn(__VA_ARGS__, &rc_); \
-        set_ierr(ierr, rc_);                      \
-    } while (0)
-
-/* One request started by Open MPI's isend, issend or irecv (one shape),
- * completed as above; status NULL: a send's, kept here. */
-typedef void (*f_start)(void *buf, fint *count, fint *dt, fint *peer, fint *tag, fint *comm, fint *req, fint *ierr);
-static void started_f(f_start start, void *buf, fint *count, fint *dt, fint *peer, fint *tag, fint *comm,
-                      fint *status, int what, fint *ierr)
-{
-    fint st[F_STATUS_LEN], rc = MPI_SUCCESS;
-    f_req r = {.status = status ? status : st};
-    start(buf, count, dt, peer, tag, comm, &r.req, &rc);
-    if (rc != MPI_SUCCESS) set_ierr(ierr, rc);
-    else complete_f(&r, 1, what, ierr);
-}
-
-void ompi_send_f(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *ierr);
-void ompi_send_f(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *ierr)
-{
-    if (!started_ways()) PLAIN_F(send, buf, count, dt, dest, tag, comm);
-    else started_f(ompi.isend, buf, count, dt, dest, tag, comm, NULL, SC_AWAY_SEND, ierr);
-}
-
-void ompi_ssend_f(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *ierr);
-void ompi_ssend_f(void *buf, fint *count, fint *dt, fint *dest, fint *tag, fint *comm, fint *ierr)
-{
-    if (!started_ways()) PLAIN_F(ssend, buf, count, dt, dest, tag, comm);
-    else started_f(ompi.issend, buf, count, dt, dest, tag, comm, NULL, SC_AWAY_SEND, ierr);
-}
-
-void ompi_recv_f(void *buf, fint *count, fint *dt, fint *source, fint *tag, fint *comm, fint *status, fint *ierr);
-void ompi_recv_f(void *buf, fint *count, fint *dt, fint *source, fint *tag, fint *comm, fint *status, fint *ierr)
-{
-    if (!started_ways()) PLAIN_F(recv, buf, count, dt, source, tag, comm, status);
-    else started_f(ompi.irecv, buf, count, dt, source, tag, comm, status, SC_AWAY_RECV, ierr);
-}
-
-/* The receive posted first; the caller's status is the receive's. */
-void ompi_sendrecv_f(void *sbuf, fint *scount, fint *sdt, fint *dest, fint *stag, void *rbuf, fint *rcount, fint *rdt,
-                     fint *source, fint *rtag, fint *comm, fint *status, fint *ierr);
-void ompi_sendrecv_f(void *sbuf, fint *scount, fint *sdt, fint *dest, fint *stag, void *rbuf, fint *rcount, fint *rdt,
-                     fint *source, fint *rtag, fint *comm, fint *status, fint *ierr)
-{
-    if (!started_ways()) {
-        PLAIN_F(sendrecv, sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag, comm, status);
-        return;
-    }
-    fint st[F_STATUS_LEN], rc = MPI_SUCCESS;
-    f_req r[2] = {{.status = status}, {.status = st}};
-    ompi.irecv(rbuf, rcount, rdt, source, rtag, comm, &r[0].req, &rc);
-    if (rc != MPI_SUCCESS) {
-        set_ierr(ierr, rc);
-        return;
-    }
-    ompi.isend(sbuf, scount, sdt, dest, stag, comm, &r[1].req, &rc);
-    if (rc != MPI_SUCCESS) {   /* the receive must not outlive the call */
-        fint rc2 = MPI_SUCCESS;
-        ompi.cancel(&r[0].req, &rc2);
-        if (rc2 == MPI_SUCCESS) ompi.wait(&r[0].req, st, &rc2);
-        set_ierr(ierr, rc);
-        return;
-    }
-    complete_f(r, 2, SC_AWAY_SENDRECV, ierr);
-}
-
-void ompi_probe_f(fint *source, fint *tag, fint *comm, fint *status, fint *ierr);
-void ompi_probe_f(fint *source, fint *tag, fint *comm, fint *status, fint *ierr)
-{
-    if (!started_ways()) {
-        PLAIN_F(probe, source, tag, comm, status);
-        return;
-    }
-    f_probed p = {.source = source, .tag = tag, .comm = comm, .status = status, .rc = MPI_SUCCESS};
-    sc_poll_away(f_probed_over, &p, SC_AWAY_PROBE);
-    set_ierr(ierr, p.rc);
-}
-
 void ompi_comm_split_f(fint *comm, fint *color, fint *key, fint *newcomm, fint *ierr);
 void ompi_comm_split_f(fint *comm, fint *color, fint *key, fint *newcomm, fint *ierr)
 {
@@ -562,13 +407,6 @@ SC_F_NAMES(ompi_reduce_scatter_f, mpi_reduce_scatter, MPI_REDUCE_SCATTER, RED_AR
 SC_F_NAMES(ompi_reduce_scatter_block_f, mpi_reduce_scatter_block, MPI_REDUCE_SCATTER_BLOCK, RED_ARGS)
 SC_F_NAMES(ompi_scan_f, mpi_scan, MPI_SCAN, RED_ARGS)
 SC_F_NAMES(ompi_exscan_f, mpi_exscan, MPI_EXSCAN, RED_ARGS)
-#define P2P_ARGS void *, fint *, fint *, fint *, fint *, fint *
-SC_F_NAMES(ompi_send_f, mpi_send, MPI_SEND, P2P_ARGS, fint *)
-SC_F_NAMES(ompi_ssend_f, mpi_ssend, MPI_SSEND, P2P_ARGS, fint *)
-SC_F_NAMES(ompi_recv_f, mpi_recv, MPI_RECV, P2P_ARGS, fint *, fint *)
-SC_F_NAMES(ompi_sendrecv_f, mpi_sendrecv, MPI_SENDRECV, void *, fint *, fint *, fint *, fint *, void *, fint *,
-           fint *, fint *, fint *, fint *, fint *, fint *)
-SC_F_NAMES(ompi_probe_f, mpi_probe, MPI_PROBE, fint *, fint *, fint *, fint *, fint *)
 SC_F_NAMES(ompi_comm_split_f, mpi_comm_split, MPI_COMM_SPLIT, fint *, fint *, fint *, fint *, fint *)
 SC_F_NAMES(ompi_comm_dup_f, mpi_comm_dup, MPI_COMM_DUP, fint *, fint *, fint *)
 SC_F_NAMES(ompi_comm_create_f, mpi_comm_create, MPI_COMM_CREATE, fint *, fint *, fint *, fint *)
@@ -576,10 +414,10 @@ SC_F_NAMES(ompi_wait_f, mpi_wait, MPI_WAIT, fint *, fint *, fint *)
 SC_F_NAMES(ompi_waitall_f, mpi_waitall, MPI_WAITALL, fint *, fint *, fint *, fint *)
 SC_F_NAMES(ompi_waitany_f, mpi_waitany, MPI_WAITANY, fint *, fint *, fint *, fint *, fint *)
 SC_F_NAMES(ompi_waitsome_f, mpi_waitsome, MPI_WAITSOME, fint *, fint *, fint *, fint *, fint *, fint *)
-SC_F_NAMES(ompi_test_f, mpi_test, MPI_TEST, fint *, fint *, fint *, fint *)
-SC_F_NAMES(ompi_testall_f, mpi_testall, MPI_TESTALL, fint *, fint *, fint *, fint *, fint *)
-SC_F_NAMES(ompi_testany_f, mpi_testany, MPI_TESTANY, fint *, fint *, fint *, fint *, fint *, fint *)
-SC_F_NAMES(ompi_testsome_f, mpi_testsome, MPI_TESTSOME, fint *, fint *, fint *, fint *, fint *, fint *)
+SC_F_NAMES_F08_PMPI(ompi_test_f, mpi_test, MPI_TEST, fint *, fint *, fint *, fint *)
+SC_F_NAMES_F08_PMPI(ompi_testall_f, mpi_testall, MPI_TESTALL, fint *, fint *, fint *, fint *, fint *)
+SC_F_NAMES_F08_PMPI(ompi_testany_f, mpi_testany, MPI_TESTANY, fint *, fint *, fint *, fint *, fint *, fint *)
+SC_F_NAMES_F08_PMPI(ompi_testsome_f, mpi_testsome, MPI_TESTSOME, fint *, fint *, fint *, fint *, fint *, fint *)
 #else
 typedef int sc_fortran_blocking_not_interposed;   /* an empty file is not C */
 #endif

@@ -70,4 +70,13 @@ static inline void sc_f_look_up(const sc_f_entry *entries, size_t n)
     void lower##_(__VA_ARGS__) __attribute__((alias(#impl)));      \
     void lower##__(__VA_ARGS__) __attribute__((alias(#impl)));     \
     void upper(__VA_ARGS__) __attribute__((alias(#impl)));
+/* Those names and pmpi_X_: Open MPI 4.1's `use mpi_f08` reaches the calls
+ * with a LOGICAL argument (the tests, the probes, MPI_CART_CREATE, ...)
+ * through mpif.h's profiling name pmpi_X_, which converts it, not through
+ * ompi_X_f; unanswered, its MPI_Iprobe polling or MPI_Cart_create was
+ * unseen.  Answering that name is transparent: the entry runs Open MPI's
+ * own implementation all the same. */
+#define SC_F_NAMES_F08_PMPI(impl, lower, upper, ...) \
+    SC_F_NAMES(impl, lower, upper, __VA_ARGS__)    \
+    void p##lower##_(__VA_ARGS__) __attribute__((alias(#impl)));
 #endif

@@ -344,15 +344,16 @@ SC_F_NAMES(ompi_comm_create_group_f, mpi_comm_create_group, MPI_COMM_CREATE_GROU
            fint *)
 SC_F_NAMES(ompi_intercomm_create_f, mpi_intercomm_create, MPI_INTERCOMM_CREATE, fint *, fint *, fint *, fint *, fint *,
            fint *, fint *)
-SC_F_NAMES(ompi_intercomm_merge_f, mpi_intercomm_merge, MPI_INTERCOMM_MERGE, fint *, fint *, fint *, fint *)
-SC_F_NAMES(ompi_cart_create_f, mpi_cart_create, MPI_CART_CREATE, fint *, fint *, fint *, fint *, fint *, fint *, fint *)
-SC_F_NAMES(ompi_cart_sub_f, mpi_cart_sub, MPI_CART_SUB, fint *, fint *, fint *, fint *)
-SC_F_NAMES(ompi_graph_create_f, mpi_graph_create, MPI_GRAPH_CREATE, fint *, fint *, fint *, fint *, fint *, fint *,
-           fint *)
-SC_F_NAMES(ompi_dist_graph_create_f, mpi_dist_graph_create, MPI_DIST_GRAPH_CREATE, fint *, fint *, fint *, fint *,
-           fint *, fint *, fint *, fint *, fint *, fint *)
-SC_F_NAMES(ompi_dist_graph_create_adjacent_f, mpi_dist_graph_create_adjacent, MPI_DIST_GRAPH_CREATE_ADJACENT, fint *,
-           fint *, fint *, fint *, fint *, fint *, fint *, fint *, fint *, fint *, fint *)
+SC_F_NAMES_F08_PMPI(ompi_intercomm_merge_f, mpi_intercomm_merge, MPI_INTERCOMM_MERGE, fint *, fint *, fint *, fint *)
+SC_F_NAMES_F08_PMPI(ompi_cart_create_f, mpi_cart_create, MPI_CART_CREATE, fint *, fint *, fint *, fint *, fint *,
+                    fint *, fint *)
+SC_F_NAMES_F08_PMPI(ompi_cart_sub_f, mpi_cart_sub, MPI_CART_SUB, fint *, fint *, fint *, fint *)
+SC_F_NAMES_F08_PMPI(ompi_graph_create_f, mpi_graph_create, MPI_GRAPH_CREATE, fint *, fint *, fint *, fint *, fint *,
+                    fint *, fint *)
+SC_F_NAMES_F08_PMPI(ompi_dist_graph_create_f, mpi_dist_graph_create, MPI_DIST_GRAPH_CREATE, fint *, fint *, fint *,
+                    fint *, fint *, fint *, fint *, fint *, fint *, fint *)
+SC_F_NAMES_F08_PMPI(ompi_dist_graph_create_adjacent_f, mpi_dist_graph_create_adjacent, MPI_DIST_GRAPH_CREATE_ADJACENT,
+                    fint *, fint *, fint *, fint *, fint *, fint *, fint *, fint *, fint *, fint *, fint *)
 SC_F_NAMES(ompi_comm_accept_f, mpi_comm_accept, MPI_COMM_ACCEPT, char *, fint *, fint *, fint *, fint *, fint *, int)
 SC_F_NAMES(ompi_comm_connect_f, mpi_comm_connect, MPI_COMM_CONNECT, char *, fint *, fint *, fint *, fint *, fint *, int)
 SC_F_NAMES(ompi_comm_disconnect_f, mpi_comm_disconnect, MPI_COMM_DISCONNECT, fint *, fint *)
@@ -385,7 +386,7 @@ SC_F_NAMES(ompi_win_free_f, mpi_win_free, MPI_WIN_FREE, fint *, fint *)
 SC_F_NAMES(ompi_win_start_f, mpi_win_start, MPI_WIN_START, fint *, fint *, fint *, fint *)
 SC_F_NAMES(ompi_win_complete_f, mpi_win_complete, MPI_WIN_COMPLETE, fint *, fint *)
 SC_F_NAMES(ompi_win_wait_f, mpi_win_wait, MPI_WIN_WAIT, fint *, fint *)
-SC_F_NAMES(ompi_win_test_f, mpi_win_test, MPI_WIN_TEST, fint *, fint *, fint *)
+SC_F_NAMES_F08_PMPI(ompi_win_test_f, mpi_win_test, MPI_WIN_TEST, fint *, fint *, fint *)
 #else
 typedef int sc_fortran_setup_io_not_interposed;   /* an empty file is not C */
 #endif

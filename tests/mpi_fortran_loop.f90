@@ -20,7 +20,16 @@
 ! epochs (MPI_WIN_POST, _START, a put to each neighbour, _COMPLETE,
 ! _WAIT), on a window made before the steps, or a gossip step
 ! (MPI_NEIGHBOR_ALLTOALL and MPI_NEIGHBOR_ALLGATHER on a ring made by
-! MPI_DIST_GRAPH_CREATE_ADJACENT before the steps).
+! MPI_DIST_GRAPH_CREATE_ADJACENT before the steps), or an
+! MPI_SENDRECV_REPLACE ring, or a master's exchange: each rank posts an
+! MPI_IRECV for its answer and sends rank 0 its number; rank 0 polls
+! MPI_IPROBE then takes it by MPI_MPROBE and MPI_MRECV, or polls
+! MPI_IMPROBE and takes it by MPI_MRECV, in turn, and answers by
+! MPI_RSEND; each rank polls MPI_REQUEST_GET_STATUS for the answer; or
+! a ring made by MPI_CART_CREATE (then MPI_CART_SHIFT, MPI_CART_SUB) or by
+! MPI_DIST_GRAPH_CREATE (then MPI_GRAPH_CREATE).  `use mpi_f08` reaches
+! the probes, MPI_REQUEST_GET_STATUS and the topology makers through
+! mpif.h's pmpi_X_ names, not ompi_X_f.
 ! Open MPI's Fortran bindings call PMPI_ directly, so the waits,
 ! collectives and point-to-point calls reach starcoll only through its
 ! Fortran entry points (plugin/fortran_blocking.c); the script checks, in
@@ -39,7 +48,7 @@
 ! ranks sent (conservation), equal on every rank (replicas).  Inputs are
 ! integer valued, so those sums are exact.
 !
-! usage: mpi_fortran_loop [STEPS [EXACT]]   (80 and 1 by default: 8 figures passed on)
+! usage: mpi_fortran_loop [STEPS [EXACT]]   (120 and 1 by default: 12 figures passed on)
 program mpi_fortran_loop
 #include "mpi_fortran_binding.h"
   use iso_c_binding, only: c_int
@@ -82,7 +91,7 @@ program mpi_fortran_loop
   integer :: win, world_group, halo_group, ring
 #endif
 
-  steps = 80
+  steps = 120
   exact = 1
   if (command_argument_count() >= 1) then
     call get_command_argument(1, arg)
@@ -112,7 +121,7 @@ program mpi_fortran_loop
     call start_step(1.0)
     call complete(mod(step, 5))
     call end_step()
-    if (mod(step, 10) == 0) call pass_on(mod(step / 10 - 1, 8))
+    if (mod(step, 10) == 0) call pass_on(mod(step / 10 - 1, 12))
     if (exact <= 0) cycle
     if (mod(step, exact) /= 0) cycle
     loss = dble(rank + 1)
@@ -147,8 +156,10 @@ program mpi_fortran_loop
   end if
   call verdict('MPI_WAITANY and MPI_WAITSOME gave each request once, at a valid index', badwaits == 0)
   call verdict('the figures passed on by MPI_SENDRECV, MPI_RECV after MPI_SEND or MPI_PROBE, MPI_COMM_SPLIT, ' // &
-               'a checkpoint''s collective MPI-IO, MPI_WIN_FENCE, MPI_WIN_START to MPI_WIN_WAIT and ' // &
-               'the neighbourhood collectives right', badp2p == 0)
+               'a checkpoint''s collective MPI-IO, MPI_WIN_FENCE, MPI_WIN_START to MPI_WIN_WAIT, ' // &
+               'the neighbourhood collectives, MPI_SENDRECV_REPLACE and the master''s exchange (MPI_IPROBE, ' // &
+               'MPI_IMPROBE, MPI_MPROBE, MPI_MRECV, MPI_RSEND, MPI_REQUEST_GET_STATUS) and the rings of ' // &
+               'MPI_CART_CREATE, MPI_CART_SUB, MPI_DIST_GRAPH_CREATE and MPI_GRAPH_CREATE right', badp2p == 0)
   call verdict('conservation: each array''s results summed over the steps equal what every rank sent', &
                all(got == allsent))
   call verdict('replicas: those sums are the same on every rank', all(gotmax == gotmin))
@@ -361,13 +372,20 @@ contains
     integer :: e, got, q, src, hsize, prev, next, two(2), nbs(2)
     integer(kind=MPI_OFFSET_KIND) :: at
     integer(kind=MPI_ADDRESS_KIND) :: disp
+    logical :: flag
+    integer, asynchronous :: reply   ! filled by an MPI_IRECV
 #ifdef SC_USE_MPI_F08
     type(MPI_Status) :: st
     type(MPI_Comm) :: half
     type(MPI_File) :: fh
+    type(MPI_Message) :: msg
+    type(MPI_Request) :: answer
+    type(MPI_Comm) :: topo, sub
 #else
-    integer :: st(MPI_STATUS_SIZE), half, fh
+    integer :: st(MPI_STATUS_SIZE), half, fh, msg, answer, topo, sub
 #endif
+    integer :: indeg, outdeg, ring_index(nproc), ring_edges(2 * nproc)
+    logical :: weighted
     prev = mod(rank + nproc - 1, nproc)
     next = mod(rank + 1, nproc)
     select case (which)
@@ -450,6 +468,92 @@ contains
       call MPI_NEIGHBOR_ALLGATHER(rank + 1, 1, MPI_INTEGER, nbs, 1, MPI_INTEGER, ring, e)
       call mpi_ok(e)
       if (any(two /= [prev + 1, next + 1]) .or. any(nbs /= [prev + 1, next + 1])) badp2p = badp2p + 1
+    case (8)
+      got = rank + 1
+      call MPI_SENDRECV_REPLACE(got, 1, MPI_INTEGER, next, 11, prev, 11, MPI_COMM_WORLD, st, e)
+      call mpi_ok(e)
+      if (got /= prev + 1) badp2p = badp2p + 1
+    case (9)
+      if (rank == 0) then
+        do q = 1, nproc - 1
+          flag = .false.
+          do while (.not. flag)
+            if (mod(q, 2) == 1) then
+              call MPI_IPROBE(MPI_ANY_SOURCE, 9, MPI_COMM_WORLD, flag, st, e)
+            else
+              call MPI_IMPROBE(MPI_ANY_SOURCE, 9, MPI_COMM_WORLD, flag, msg, st, e)
+            end if
+            call mpi_ok(e)
+            if (e /= MPI_SUCCESS) exit
+          end do
+#ifdef SC_USE_MPI_F08
+          src = st%MPI_SOURCE
+#else
+          src = st(MPI_SOURCE)
+#endif
+          if (mod(q, 2) == 1) then
+            call MPI_MPROBE(src, 9, MPI_COMM_WORLD, msg, st, e)
+            call mpi_ok(e)
+          end if
+          got = -1
+          call MPI_MRECV(got, 1, MPI_INTEGER, msg, st, e)
+          call mpi_ok(e)
+          if (got /= src + 1) badp2p = badp2p + 1
+          call MPI_RSEND(10 * got, 1, MPI_INTEGER, src, 10, MPI_COMM_WORLD, e)
+          call mpi_ok(e)
+        end do
+      else
+        reply = -1
+        call MPI_IRECV(reply, 1, MPI_INTEGER, 0, 10, MPI_COMM_WORLD, answer, e)
+        call mpi_ok(e)
+        call MPI_SEND(rank + 1, 1, MPI_INTEGER, 0, 9, MPI_COMM_WORLD, e)
+        call mpi_ok(e)
+        flag = .false.
+        do while (.not. flag)
+          call MPI_REQUEST_GET_STATUS(answer, flag, st, e)
+          call mpi_ok(e)
+          if (e /= MPI_SUCCESS) exit
+        end do
+        call MPI_WAIT(answer, st, e)
+        call mpi_ok(e)
+        if (reply /= 10 * (rank + 1)) badp2p = badp2p + 1
+      end if
+    case (10)
+      call MPI_CART_CREATE(MPI_COMM_WORLD, 1, [nproc], [.true.], .false., topo, e)
+      call mpi_ok(e)
+      call MPI_CART_SHIFT(topo, 0, 1, src, q, e)
+      call mpi_ok(e)
+      if (src /= prev .or. q /= next) badp2p = badp2p + 1
+      call MPI_CART_SUB(topo, [.false.], sub, e)
+      call mpi_ok(e)
+      call MPI_COMM_SIZE(sub, hsize, e)
+      call mpi_ok(e)
+      if (hsize /= 1) badp2p = badp2p + 1
+      call MPI_COMM_FREE(sub, e)
+      call mpi_ok(e)
+      call MPI_COMM_FREE(topo, e)
+      call mpi_ok(e)
+    case (11)
+      call MPI_DIST_GRAPH_CREATE(MPI_COMM_WORLD, 1, [rank], [1], [next], MPI_UNWEIGHTED, MPI_INFO_NULL, .false., &
+                                 topo, e)
+      call mpi_ok(e)
+      call MPI_DIST_GRAPH_NEIGHBORS_COUNT(topo, indeg, outdeg, weighted, e)
+      call mpi_ok(e)
+      if (indeg /= 1 .or. outdeg /= 1) badp2p = badp2p + 1
+      call MPI_COMM_FREE(topo, e)
+      call mpi_ok(e)
+      do q = 1, nproc   ! node q - 1's edges: its previous and next ranks
+        ring_index(q) = 2 * q
+        ring_edges(2 * q - 1) = mod(q - 2 + nproc, nproc)
+        ring_edges(2 * q) = mod(q, nproc)
+      end do
+      call MPI_GRAPH_CREATE(MPI_COMM_WORLD, nproc, ring_index, ring_edges, .false., topo, e)
+      call mpi_ok(e)
+      call MPI_GRAPH_NEIGHBORS_COUNT(topo, rank, q, e)
+      call mpi_ok(e)
+      if (q /= 2) badp2p = badp2p + 1
+      call MPI_COMM_FREE(topo, e)
+      call mpi_ok(e)
     case default
       halo = -1
       call MPI_WIN_POST(halo_group, 0, win, e)
