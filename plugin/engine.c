@@ -17,6 +17,7 @@
  * collectives line up on every member.  Deposits are counted per rank and
  * slot; a round message says, per rank, how many of its deposits the round
  * includes, so every deposit is in exactly one round whoever holds it. */
+#define _GNU_SOURCE   /* pthread_setname_np */
 #include "engine_internal.h"
 #include <stdlib.h>
 #include <string.h>
@@ -254,6 +255,8 @@ void sc_stop_traffic(sc_engine *e)
 static void *engine_main(void *arg)
 {
     sc_engine *e = arg;
+    /* named, so top -H and /proc/PID/task show whose CPU time this is */
+    pthread_setname_np(pthread_self(), e->rank == e->coord ? "starcoll-coord" : "starcoll-member");
     sc_monitor_library_thread();   /* its queueing is not the application's */
     sc_ompio_progress_not_here();  /* its progress must not walk ompio's requests */
     if (e->rank == e->coord) sc_coordinator_loop(e);
