@@ -57,7 +57,9 @@
  *         (the rank is away meanwhile): sendrecv, recv (rank 0 receives
  *         every rank's number), probe (MPI_Probe, then MPI_Recv; the others
  *         MPI_Ssend), iprobe (rank 0 polls MPI_Iprobe for any rank's
- *         number, then MPI_Recv; the others MPI_Send), split (MPI_Comm_split), file (a collective write and
+ *         number, then MPI_Recv; the others MPI_Send), spawn (MPI_Comm_spawn
+ *         of one helper process, this program, which takes a number by
+ *         MPI_Bcast and answers rank 0; MPI_Comm_disconnect), split (MPI_Comm_split), file (a collective write and
  *         read of a file), ifile (each rank alone, 50 times: a nonblocking
  *         write completed by MPI_Wait, a nonblocking read by MPI_Test, a
  *         collective read on MPI_COMM_SELF; a file of its own), fence (a
@@ -112,6 +114,7 @@ static int nb[2];                          /* the previous and the next rank (--
 static MPI_Win halo_win = MPI_WIN_NULL;    /* --end-call pscw: made before the steps, as a stencil code does */
 static MPI_Group halo_group = MPI_GROUP_NULL;
 static int *halo_buf;                       /* 2 ints, and on rank 0 one more per rank (--end-call lock) */
+static const char *self_path;              /* --end-call spawn: this program, spawned */
 static char end_file[300];           /* --end-call file: the file, named alike on every rank (ifile: each rank's, NAME.RANK) */
 static double bound_s = 0, longest_s = 0;
 static int longest_step = -1, longest_tensor = -1;   /* where this rank's longest call was */
@@ -403,6 +406,21 @@ static int make_end_call(const char *name)
         if (rank != 0)
             ok = (probe ? MPI_CHECK(MPI_Ssend(&one, 1, MPI_INT, 0, 8, w)) : MPI_CHECK(MPI_Send(&one, 1, MPI_INT, 0, 8, w))) ==
                  MPI_SUCCESS;
+    } else if (!strcmp(name, "spawn")) {
+        /* a helper process started for a moment (an evaluator, a data
+         * loader): rank 0 hands it a number through the intercommunicator,
+         * it answers with that number plus one */
+        MPI_Comm helper = MPI_COMM_NULL;
+        int code = MPI_SUCCESS, sent = 1000 + n, back = -1;
+        ok = MPI_CHECK(MPI_Comm_spawn(self_path, MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, w, &helper, &code)) == MPI_SUCCESS &&
+             code == MPI_SUCCESS;
+        if (ok) {
+            ok = MPI_CHECK(MPI_Bcast(&sent, 1, MPI_INT, rank == 0 ? MPI_ROOT : MPI_PROC_NULL, helper)) == MPI_SUCCESS;
+            if (rank == 0)
+                ok &= MPI_CHECK(MPI_Recv(&back, 1, MPI_INT, 0, 12, helper, MPI_STATUS_IGNORE)) == MPI_SUCCESS &&
+                      back == sent + 1;
+            ok &= MPI_CHECK(MPI_Comm_disconnect(&helper)) == MPI_SUCCESS;
+        }
     } else if (!strcmp(name, "iprobe")) {
         /* a master's loop: poll for any rank's number, take it when there */
         for (int left = n - 1; left > 0 && rank == 0 && ok;) {
@@ -569,6 +587,18 @@ static void *run_loop(void *arg)
     return NULL;
 }
 
+/* --end-call spawn's helper: takes the number, answers, parts. */
+static int spawned_helper(MPI_Comm parent)
+{
+    int got = -1;
+    int ok = MPI_CHECK(MPI_Bcast(&got, 1, MPI_INT, 0, parent)) == MPI_SUCCESS;
+    got += 1;
+    if (ok && rank == 0) ok = MPI_CHECK(MPI_Send(&got, 1, MPI_INT, 0, 12, parent)) == MPI_SUCCESS;
+    ok &= MPI_CHECK(MPI_Comm_disconnect(&parent)) == MPI_SUCCESS;
+    ok &= MPI_CHECK(MPI_Finalize()) == MPI_SUCCESS;
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     int comm_thread = 0, provided = MPI_THREAD_SINGLE;
@@ -583,6 +613,10 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
     nb[0] = (rank + size - 1) % size, nb[1] = (rank + 1) % size;
+    self_path = argv[0];
+    MPI_Comm parent = MPI_COMM_NULL;
+    MPI_CHECK(MPI_Comm_get_parent(&parent));
+    if (parent != MPI_COMM_NULL) return spawned_helper(parent);
     if (machine_pause_start() != 0) fprintf(stderr, "rank %d: no machine-pause watcher thread; pauses count as waits\n", rank);
     for (int a = 1; a < argc; a++) {
         const char *o = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;

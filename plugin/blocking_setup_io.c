@@ -110,6 +110,30 @@ int MPI_Comm_disconnect(MPI_Comm *comm)
     AWAY_AROUND(SC_AWAY_COMM_CREATE, PMPI_Comm_disconnect(comm));
 }
 
+/* Collective over comm, and each waits for the new processes' MPI_Init: a
+ * helper spawned every 20 steps cost a 10 s stall a time under tolerant
+ * modes (starcoll_loops --end-call spawn). */
+int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm,
+                   MPI_Comm *intercomm, int array_of_errcodes[])
+{
+    AWAY_AROUND(SC_AWAY_COMM_CREATE,
+                PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes));
+}
+
+int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
+                            const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm,
+                            MPI_Comm *intercomm, int array_of_errcodes[])
+{
+    AWAY_AROUND(SC_AWAY_COMM_CREATE, PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv,
+                                                              array_of_maxprocs, array_of_info, root, comm,
+                                                              intercomm, array_of_errcodes));
+}
+
+int MPI_Comm_join(int fd, MPI_Comm *intercomm)
+{
+    AWAY_AROUND(SC_AWAY_COMM_CREATE, PMPI_Comm_join(fd, intercomm));
+}
+
 /* ---- collective MPI-IO -------------------------------------------------- */
 
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)

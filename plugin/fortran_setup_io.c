@@ -25,6 +25,12 @@ static struct {
     void (*comm_accept)(char *port, fint *info, fint *root, fint *comm, fint *newcomm, fint *ierr, int port_len);
     void (*comm_connect)(char *port, fint *info, fint *root, fint *comm, fint *newcomm, fint *ierr, int port_len);
     void (*comm_disconnect)(fint *comm, fint *ierr);
+    void (*comm_spawn)(char *command, char *argv, fint *maxprocs, fint *info, fint *root, fint *comm, fint *intercomm,
+                       fint *errcodes, fint *ierr, int command_len, int argv_len);
+    void (*comm_spawn_multiple)(fint *count, char *commands, char *argvs, fint *maxprocs, fint *infos, fint *root,
+                                fint *comm, fint *intercomm, fint *errcodes, fint *ierr, int commands_len,
+                                int argvs_len);
+    void (*comm_join)(fint *fd, fint *intercomm, fint *ierr);
     void (*file_open)(fint *comm, char *name, fint *amode, fint *info, fint *fh, fint *ierr, int name_len);
     void (*file_close)(fint *fh, fint *ierr);
     void (*file_set_view)(fint *fh, off *disp, fint *etype, fint *filetype, char *datarep, fint *info, fint *ierr,
@@ -75,15 +81,14 @@ static pthread_once_t looked_up = PTHREAD_ONCE_INIT;
 #define ENTRY(fn) SC_F_ENTRY(ompi, fn)
 static const sc_f_entry entries[] = {
     ENTRY(comm_split_type), ENTRY(comm_dup_with_info), ENTRY(comm_create_group), ENTRY(comm_accept),
-    ENTRY(comm_connect),    ENTRY(comm_disconnect),    ENTRY(file_open),         ENTRY(file_close),
-    ENTRY(file_set_view),   ENTRY(file_set_size),      ENTRY(file_preallocate),  ENTRY(file_sync),
-    ENTRY(file_read_all),   ENTRY(file_write_all),     ENTRY(file_read_at_all),  ENTRY(file_write_at_all),
-    ENTRY(file_read_ordered), ENTRY(file_write_ordered), ENTRY(win_create),     ENTRY(win_fence),
-    ENTRY(win_free),        ENTRY(win_start),          ENTRY(win_complete),      ENTRY(win_wait),
-    ENTRY(win_test),        ENTRY(intercomm_create),   ENTRY(intercomm_merge),   ENTRY(cart_create),
-    ENTRY(cart_sub),        ENTRY(graph_create),       ENTRY(dist_graph_create), ENTRY(dist_graph_create_adjacent),
-    ENTRY(win_allocate),    ENTRY(win_allocate_cptr),  ENTRY(win_allocate_shared), ENTRY(win_allocate_shared_cptr),
-    ENTRY(win_create_dynamic)};
+    ENTRY(comm_connect), ENTRY(comm_disconnect), ENTRY(comm_spawn), ENTRY(comm_spawn_multiple), ENTRY(comm_join),
+    ENTRY(file_open), ENTRY(file_close), ENTRY(file_set_view), ENTRY(file_set_size), ENTRY(file_preallocate),
+    ENTRY(file_sync), ENTRY(file_read_all), ENTRY(file_write_all), ENTRY(file_read_at_all), ENTRY(file_write_at_all),
+    ENTRY(file_read_ordered), ENTRY(file_write_ordered), ENTRY(win_create), ENTRY(win_fence), ENTRY(win_free),
+    ENTRY(win_start), ENTRY(win_complete), ENTRY(win_wait), ENTRY(win_test), ENTRY(intercomm_create),
+    ENTRY(intercomm_merge), ENTRY(cart_create), ENTRY(cart_sub), ENTRY(graph_create), ENTRY(dist_graph_create),
+    ENTRY(dist_graph_create_adjacent), ENTRY(win_allocate), ENTRY(win_allocate_cptr), ENTRY(win_allocate_shared),
+    ENTRY(win_allocate_shared_cptr), ENTRY(win_create_dynamic)};
 
 static void look_up(void)
 {
@@ -186,6 +191,35 @@ void ompi_comm_disconnect_f(fint *comm, fint *ierr);
 void ompi_comm_disconnect_f(fint *comm, fint *ierr)
 {
     AWAY_AROUND_F(SC_AWAY_COMM_CREATE, comm_disconnect, comm);
+}
+
+/* Two strings' hidden lengths after the error code. */
+void ompi_comm_spawn_f(char *command, char *argv, fint *maxprocs, fint *info, fint *root, fint *comm, fint *intercomm,
+                       fint *errcodes, fint *ierr, int command_len, int argv_len);
+void ompi_comm_spawn_f(char *command, char *argv, fint *maxprocs, fint *info, fint *root, fint *comm, fint *intercomm,
+                       fint *errcodes, fint *ierr, int command_len, int argv_len)
+{
+    AWAY_AROUND_CALL_F(SC_AWAY_COMM_CREATE, comm_spawn,
+                       ompi.comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, errcodes, &rc_,
+                                       command_len, argv_len));
+}
+
+void ompi_comm_spawn_multiple_f(fint *count, char *commands, char *argvs, fint *maxprocs, fint *infos, fint *root,
+                                fint *comm, fint *intercomm, fint *errcodes, fint *ierr, int commands_len,
+                                int argvs_len);
+void ompi_comm_spawn_multiple_f(fint *count, char *commands, char *argvs, fint *maxprocs, fint *infos, fint *root,
+                                fint *comm, fint *intercomm, fint *errcodes, fint *ierr, int commands_len,
+                                int argvs_len)
+{
+    AWAY_AROUND_CALL_F(SC_AWAY_COMM_CREATE, comm_spawn_multiple,
+                       ompi.comm_spawn_multiple(count, commands, argvs, maxprocs, infos, root, comm, intercomm,
+                                                errcodes, &rc_, commands_len, argvs_len));
+}
+
+void ompi_comm_join_f(fint *fd, fint *intercomm, fint *ierr);
+void ompi_comm_join_f(fint *fd, fint *intercomm, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_COMM_CREATE, comm_join, fd, intercomm);
 }
 
 /* ---- collective MPI-IO -------------------------------------------------- */
@@ -357,6 +391,11 @@ SC_F_NAMES_F08_PMPI(ompi_dist_graph_create_adjacent_f, mpi_dist_graph_create_adj
 SC_F_NAMES(ompi_comm_accept_f, mpi_comm_accept, MPI_COMM_ACCEPT, char *, fint *, fint *, fint *, fint *, fint *, int)
 SC_F_NAMES(ompi_comm_connect_f, mpi_comm_connect, MPI_COMM_CONNECT, char *, fint *, fint *, fint *, fint *, fint *, int)
 SC_F_NAMES(ompi_comm_disconnect_f, mpi_comm_disconnect, MPI_COMM_DISCONNECT, fint *, fint *)
+SC_F_NAMES(ompi_comm_spawn_f, mpi_comm_spawn, MPI_COMM_SPAWN, char *, char *, fint *, fint *, fint *, fint *, fint *,
+           fint *, fint *, int, int)
+SC_F_NAMES(ompi_comm_spawn_multiple_f, mpi_comm_spawn_multiple, MPI_COMM_SPAWN_MULTIPLE, fint *, char *, char *,
+           fint *, fint *, fint *, fint *, fint *, fint *, fint *, int, int)
+SC_F_NAMES(ompi_comm_join_f, mpi_comm_join, MPI_COMM_JOIN, fint *, fint *, fint *)
 SC_F_NAMES(ompi_file_open_f, mpi_file_open, MPI_FILE_OPEN, fint *, char *, fint *, fint *, fint *, fint *, int)
 SC_F_NAMES(ompi_file_close_f, mpi_file_close, MPI_FILE_CLOSE, fint *, fint *)
 SC_F_NAMES(ompi_file_set_view_f, mpi_file_set_view, MPI_FILE_SET_VIEW, fint *, off *, fint *, fint *, char *, fint *,

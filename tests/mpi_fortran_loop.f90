@@ -27,7 +27,10 @@
 ! MPI_IMPROBE and takes it by MPI_MRECV, in turn, and answers by
 ! MPI_RSEND; each rank polls MPI_REQUEST_GET_STATUS for the answer; or
 ! a ring made by MPI_CART_CREATE (then MPI_CART_SHIFT, MPI_CART_SUB) or by
-! MPI_DIST_GRAPH_CREATE (then MPI_GRAPH_CREATE).  `use mpi_f08` reaches
+! MPI_DIST_GRAPH_CREATE (then MPI_GRAPH_CREATE); or a helper started by
+! MPI_COMM_SPAWN (this program, which finds its parent by
+! MPI_COMM_GET_PARENT, takes a number by MPI_BCAST, answers rank 0 one
+! more, and parts by MPI_COMM_DISCONNECT).  `use mpi_f08` reaches
 ! the probes, MPI_REQUEST_GET_STATUS and the topology makers through
 ! mpif.h's pmpi_X_ names, not ompi_X_f.
 ! Open MPI's Fortran bindings call PMPI_ directly, so the waits,
@@ -48,7 +51,7 @@
 ! ranks sent (conservation), equal on every rank (replicas).  Inputs are
 ! integer valued, so those sums are exact.
 !
-! usage: mpi_fortran_loop [STEPS [EXACT]]   (120 and 1 by default: 12 figures passed on)
+! usage: mpi_fortran_loop [STEPS [EXACT]]   (130 and 1 by default: 13 figures passed on)
 program mpi_fortran_loop
 #include "mpi_fortran_binding.h"
   use iso_c_binding, only: c_int
@@ -86,12 +89,12 @@ program mpi_fortran_loop
 #ifdef SC_USE_MPI_F08
   type(MPI_Win) :: win
   type(MPI_Group) :: world_group, halo_group
-  type(MPI_Comm) :: ring
+  type(MPI_Comm) :: ring, parent
 #else
-  integer :: win, world_group, halo_group, ring
+  integer :: win, world_group, halo_group, ring, parent
 #endif
 
-  steps = 120
+  steps = 130
   exact = 1
   if (command_argument_count() >= 1) then
     call get_command_argument(1, arg)
@@ -105,6 +108,12 @@ program mpi_fortran_loop
   sent = 0; got = 0
   call MPI_INIT(ierr)
   if (ierr /= MPI_SUCCESS) stop 1
+  call MPI_COMM_GET_PARENT(parent, ierr)
+  if (ierr /= MPI_SUCCESS) stop 1
+  if (parent /= MPI_COMM_NULL) then   ! pass_on's spawned helper
+    call spawned_helper()
+    stop
+  end if
   call MPI_COMM_SET_ERRHANDLER(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
   call mpi_ok(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
@@ -121,7 +130,7 @@ program mpi_fortran_loop
     call start_step(1.0)
     call complete(mod(step, 5))
     call end_step()
-    if (mod(step, 10) == 0) call pass_on(mod(step / 10 - 1, 12))
+    if (mod(step, 10) == 0) call pass_on(mod(step / 10 - 1, 13))
     if (exact <= 0) cycle
     if (mod(step, exact) /= 0) cycle
     loss = dble(rank + 1)
@@ -159,7 +168,8 @@ program mpi_fortran_loop
                'a checkpoint''s collective MPI-IO, MPI_WIN_FENCE, MPI_WIN_START to MPI_WIN_WAIT, ' // &
                'the neighbourhood collectives, MPI_SENDRECV_REPLACE and the master''s exchange (MPI_IPROBE, ' // &
                'MPI_IMPROBE, MPI_MPROBE, MPI_MRECV, MPI_RSEND, MPI_REQUEST_GET_STATUS) and the rings of ' // &
-               'MPI_CART_CREATE, MPI_CART_SUB, MPI_DIST_GRAPH_CREATE and MPI_GRAPH_CREATE right', badp2p == 0)
+               'MPI_CART_CREATE, MPI_CART_SUB, MPI_DIST_GRAPH_CREATE and MPI_GRAPH_CREATE and MPI_COMM_SPAWN''s ' // &
+               'helper right', badp2p == 0)
   call verdict('conservation: each array''s results summed over the steps equal what every rank sent', &
                all(got == allsent))
   call verdict('replicas: those sums are the same on every rank', all(gotmax == gotmin))
@@ -175,6 +185,17 @@ program mpi_fortran_loop
   if (failed /= 0 .or. ierr /= MPI_SUCCESS) stop 1
 
 contains
+
+  ! MPI_COMM_SPAWN's helper: takes the number, answers one more, parts.
+  subroutine spawned_helper()
+    integer :: got, e, me
+    got = -1
+    call MPI_COMM_RANK(MPI_COMM_WORLD, me, e)
+    call MPI_BCAST(got, 1, MPI_INTEGER, 0, parent, e)
+    if (me == 0) call MPI_SEND(got + 1, 1, MPI_INTEGER, 0, 12, parent, e)
+    call MPI_COMM_DISCONNECT(parent, e)
+    call MPI_FINALIZE(e)
+  end subroutine spawned_helper
 
   ! Fresh arrays, rank r's array t holding (r + 1) * t * scale, each
   ! started by an MPI_IALLREDUCE, the last array first (backward order).
@@ -385,6 +406,7 @@ contains
     integer :: st(MPI_STATUS_SIZE), half, fh, msg, answer, topo, sub
 #endif
     integer :: indeg, outdeg, ring_index(nproc), ring_edges(2 * nproc)
+    character(len=1000) :: self
     logical :: weighted
     prev = mod(rank + nproc - 1, nproc)
     next = mod(rank + 1, nproc)
@@ -553,6 +575,26 @@ contains
       call mpi_ok(e)
       if (q /= 2) badp2p = badp2p + 1
       call MPI_COMM_FREE(topo, e)
+      call mpi_ok(e)
+    case (12)
+      call get_command_argument(0, self)
+      call MPI_COMM_SPAWN(trim(self), MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, topo, &
+                          MPI_ERRCODES_IGNORE, e)
+      call mpi_ok(e)
+      if (e /= MPI_SUCCESS) then
+        badp2p = badp2p + 1
+        return
+      end if
+      got = 1000 + nproc
+      call MPI_BCAST(got, 1, MPI_INTEGER, merge(MPI_ROOT, MPI_PROC_NULL, rank == 0), topo, e)
+      call mpi_ok(e)
+      if (rank == 0) then
+        got = -1
+        call MPI_RECV(got, 1, MPI_INTEGER, 0, 12, topo, MPI_STATUS_IGNORE, e)
+        call mpi_ok(e)
+        if (got /= 1000 + nproc + 1) badp2p = badp2p + 1
+      end if
+      call MPI_COMM_DISCONNECT(topo, e)
       call mpi_ok(e)
     case default
       halo = -1

@@ -391,4 +391,9 @@ seen connect --call-every 10 --two-comms --disconnect
 # away, as MPI_Test's does; before, 32.9 s a job (a 10 s stall at each)
 # against 2.9 s without starcoll.
 seen iprobe --call-every 10
+# spawn: a helper process started by MPI_Comm_spawn every 20 steps (this
+# program; it takes a number through the intercommunicator and answers),
+# then MPI_Comm_disconnect; before it was seen, 33.5 s a job (a 10 s stall
+# at each) against 3.7 s without starcoll.
+seen spawn --call-every 20
 finish
