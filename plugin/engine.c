@@ -341,8 +341,10 @@ static void open_trace(sc_engine *e)
     const char *prefix = sc_rt.policy.trace;
     size_t len = strlen(prefix);
     const char *base = len && prefix[len - 1] == '/' ? "trace" : "";
-    if (strcmp(e->comm_label, "0") == 0) snprintf(path, sizeof path, "%s%s.%d", prefix, base, sc_rt.world_rank);
-    else snprintf(path, sizeof path, "%s%s.%d.c%s", prefix, base, sc_rt.world_rank, e->comm_label);
+    const char *spawned = sc_rt.spawned ? ".spawned" : "";   /* as the report: apart from the parents' */
+    if (strcmp(e->comm_label, "0") == 0)
+        snprintf(path, sizeof path, "%s%s%s.%d", prefix, base, spawned, sc_rt.world_rank);
+    else snprintf(path, sizeof path, "%s%s%s.%d.c%s", prefix, base, spawned, sc_rt.world_rank, e->comm_label);
     e->trace = sc_outfile_open(path, used, sizeof used, note, sizeof note);
     if (note[0]) sc_say(SC_SAY_TRACE, 1, "starcoll: STARCOLL_TRACE: %s%s", note, e->trace ? "" : "; no trace");
     if (!e->trace) return;

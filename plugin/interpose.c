@@ -69,6 +69,8 @@ static void startup(void)
 {
     PMPI_Comm_rank(MPI_COMM_WORLD, &sc_rt.world_rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &sc_rt.world_size);
+    MPI_Comm parent = MPI_COMM_NULL;
+    sc_rt.spawned = PMPI_Comm_get_parent(&parent) == MPI_SUCCESS && parent != MPI_COMM_NULL;
     sc_rt.t_init = PMPI_Wtime();
     if (sc_rt.world_rank == 0 && sc_rt.policy_msgs[0]) fputs(sc_rt.policy_msgs, stderr);
     if (!sc_startup_agree()) return;   /* the library is not on every rank: pass through */

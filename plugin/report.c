@@ -441,7 +441,8 @@ static void write_report(FILE *f, const merged *t, const gathered *g)
     sc_inject_describe(&sc_rt.policy.inject, inj, sizeof inj);
     fprintf(f, "@ starcoll %s report (%s)\n", PACKAGE_VERSION, SC_MPI_IMPL);
     fprintf(f, "@ Policy    : %s\n", pol);
-    fprintf(f, "@ Ranks     : %d on %d host(s)\n", sc_rt.world_size, sc_rt.nhosts);
+    fprintf(f, "@ Ranks     : %d on %d host(s)%s\n", sc_rt.world_size, sc_rt.nhosts,
+            sc_rt.spawned ? ", started by another job's MPI_Comm_spawn (that job's report is its own)" : "");
     fprintf(f, "@ Wall time : %.3f s (rank 0, MPI_Init to MPI_Finalize)\n", PMPI_Wtime() - sc_rt.t_init);
     double tot[F_N] = {0};
     for (int r = 0; r < t->n; r++)
@@ -494,7 +495,7 @@ static void write_report(FILE *f, const merged *t, const gathered *g)
  * (outfile.h: never over an existing file). */
 static void write_csv(const char *report_used, const gathered *g)
 {
-    char path[SC_PATH_LEN + 40], used[SC_PATH_LEN + 48], note[2 * SC_PATH_LEN + 200];
+    char path[SC_PATH_LEN + 56], used[SC_PATH_LEN + 64], note[2 * SC_PATH_LEN + 200];
     snprintf(path, sizeof path, "%s.stragglers.csv", report_used);
     FILE *f = sc_outfile_open(path, used, sizeof used, note, sizeof note);
     if (note[0]) fprintf(stderr, "starcoll: straggler CSV: %s\n", note);
@@ -504,13 +505,16 @@ static void write_csv(const char *report_used, const gathered *g)
     if (err) fprintf(stderr, "starcoll: straggler CSV: writing %s failed (%s)\n", used, strerror(err));
 }
 
-/* World rank 0: the report to its file (or stderr), and the CSV. */
+/* World rank 0: the report to its file (or stderr), and the CSV.  A
+ * spawned job's goes to REPORT.spawned: it inherits the parents'
+ * STARCOLL_REPORT, and ending first it took that name from them. */
 static void write_files(const merged *t, const gathered *g)
 {
     FILE *f = stderr;
-    char used[SC_PATH_LEN + 16] = "", note[SC_PATH_LEN * 2 + 100];
+    char path[SC_PATH_LEN + 16], used[SC_PATH_LEN + 32] = "", note[SC_PATH_LEN * 2 + 100];
     if (sc_rt.policy.report == SC_REPORT_FILE) {
-        f = sc_outfile_open(sc_rt.policy.report_path, used, sizeof used, note, sizeof note);
+        snprintf(path, sizeof path, "%s%s", sc_rt.policy.report_path, sc_rt.spawned ? ".spawned" : "");
+        f = sc_outfile_open(path, used, sizeof used, note, sizeof note);
         if (note[0]) fprintf(stderr, "starcoll: STARCOLL_REPORT: %s%s\n", note, f ? "" : "; writing the report to stderr");
         if (!f) f = stderr;
     }

@@ -46,6 +46,7 @@ typedef struct sc_stats {
 typedef struct sc_runtime {
     int active;                 /* between our MPI_Init and MPI_Finalize */
     int world_rank, world_size, nhosts;
+    int spawned;                /* started by MPI_Comm_spawn: its report and traces are named apart */
     int thread_provided;
     sc_policy policy;
     char policy_msgs[8192];     /* bad-value lines, printed by rank 0 after init */

@@ -396,4 +396,13 @@ seen iprobe --call-every 10
 # then MPI_Comm_disconnect; before it was seen, 33.5 s a job (a 10 s stall
 # at each) against 3.7 s without starcoll.
 seen spawn --call-every 20
+# The helpers inherit the preload and STARCOLL_REPORT; ending first, the
+# first one's report took the job's file name (the job's went to .1).
+# Theirs go to NAME.report.spawned (then .spawned.1, ...), saying so.
+q=$(sc_totals seen-spawn quorum)
+if [ "${q:-0}" -gt 0 ] && grep -q "started by another job's MPI_Comm_spawn" "$SC_WORK/seen-spawn.report.spawned" 2>/dev/null; then
+    ok "--end-call spawn: the job's report under its own name ($q quorum calls), its helpers' under .spawned, saying so"
+else
+    fail "--end-call spawn: the job's report holds ${q:-no} quorum calls, or no helper's report under .spawned"
+fi
 finish

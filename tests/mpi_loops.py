@@ -24,7 +24,10 @@ rank's by comm.recv from any source (pickled: MPI_Mprobe and MPI_Mrecv);
 by comm.Recv of a NumPy array from each rank in turn (the others
 comm.Send); comm.Split into halves; each rank's own file written and read
 back 50 times by Iwrite_at and Iread_at completed by Wait, and read by
-Read_at_all on COMM_SELF.  Each result is checked.
+Read_at_all on COMM_SELF; rank 0 polling comm.iprobe for each rank's
+figure (MPI_Iprobe), then comm.recv; a helper started by comm.Spawn (this
+script, which takes a number by bcast, answers rank 0 one more, and parts
+by Disconnect).  Each result is checked.
 
 --model FILE [--scale N]: the step's gradients are a model's tensors (a
 .tensors file of benchmarks/models/, registration order) in backward
@@ -40,6 +43,14 @@ import numpy as np
 
 comm = MPI.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
+if MPI.Comm.Get_parent() != MPI.COMM_NULL:
+    # pass_on's spawned helper: takes a number, answers one more, parts
+    parent = MPI.Comm.Get_parent()
+    number = parent.bcast(None, root=0)
+    if rank == 0:
+        parent.send(number + 1, dest=0, tag=12)
+    parent.Disconnect()
+    sys.exit(0)
 args = sys.argv[1:]
 slow_factor = float(args[args.index("--slow-factor") + 1]) if "--slow-factor" in args else 1.0
 steps = int(args[args.index("--steps") + 1]) if "--steps" in args else 50
@@ -133,6 +144,23 @@ def pass_on(which):
         half = comm.Split(rank % 2, rank)
         passes_ok &= half.Get_size() == (size + 1 - rank % 2) // 2
         half.Free()
+    elif which == 5:
+        if rank == 0:
+            figures = []
+            for _ in range(size - 1):
+                status = MPI.Status()
+                while not comm.iprobe(source=MPI.ANY_SOURCE, tag=5, status=status):
+                    pass
+                figures.append(comm.recv(source=status.Get_source(), tag=5))
+            passes_ok &= sorted(figures) == list(range(2, size + 1))
+        else:
+            comm.send(rank + 1, dest=0, tag=5)
+    elif which == 6:
+        helper = comm.Spawn(sys.executable, args=[__file__], maxprocs=1)
+        helper.bcast(1000 + size if rank == 0 else None, root=MPI.ROOT if rank == 0 else MPI.PROC_NULL)
+        if rank == 0:
+            passes_ok &= helper.recv(source=0, tag=12) == 1001 + size
+        helper.Disconnect()
     else:
         path = os.path.join(os.environ.get("TMPDIR") or "/tmp", "mpi_loops.%d.%d" % (os.getpid(), rank))
         amode = MPI.MODE_RDWR | MPI.MODE_CREATE | MPI.MODE_DELETE_ON_CLOSE
@@ -169,7 +197,7 @@ for step in range(steps):
     time.sleep(compute_s * (slow_factor if rank == size - 1 else 1.0))
     one_step(step)
     if pass_every and (step + 1) % pass_every == 0:
-        pass_on((step + 1) // pass_every % 5)
+        pass_on((step + 1) // pass_every % 7)
 per_step_ms = (time.perf_counter() - t_warm) / (steps - warmup) * 1e3
 MPI.Pcontrol(2)
 one_step(steps, zero=True)
@@ -178,7 +206,8 @@ check(tags_ok, "mpi4py: every result of a tensor is made of that tensor's buffer
 if with_loss:
     check(loss_ok, "mpi4py: the per-step loss is exact at every step")
 if pass_every:
-    check(passes_ok, "mpi4py: every figure passed on (sendrecv, recv, Recv), every Split and every file read back right")
+    check(passes_ok, "mpi4py: every figure passed on (sendrecv, recv, Recv, iprobe polling), every Split, every file read "
+          "back and every spawned helper's answer right")
 conserved = same = True
 for i in range(len(shapes)):
     total, low, high = np.zeros_like(sent[i]), np.zeros_like(got[i]), np.zeros_like(got[i])
