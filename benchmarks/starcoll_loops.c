@@ -60,7 +60,9 @@
  *         number, then MPI_Recv; the others MPI_Send), spawn (MPI_Comm_spawn
  *         of one helper process, this program, which takes a number by
  *         MPI_Bcast and answers rank 0; MPI_Comm_disconnect), split (MPI_Comm_split), file (a collective write and
- *         read of a file), ifile (each rank alone, 50 times: a nonblocking
+ *         read of a file), split-file (on a file opened before the steps,
+ *         MPI_File_write_at_all_begin and _end, a sync, and
+ *         MPI_File_read_at_all_begin and _end), ifile (each rank alone, 50 times: a nonblocking
  *         write completed by MPI_Wait, a nonblocking read by MPI_Test, a
  *         collective read on MPI_COMM_SELF; a file of its own), fence (a
  *         window, a put, fences), pscw (a halo exchange: MPI_Win_post,
@@ -115,6 +117,7 @@ static MPI_Win halo_win = MPI_WIN_NULL;    /* --end-call pscw: made before the s
 static MPI_Group halo_group = MPI_GROUP_NULL;
 static int *halo_buf;                       /* 2 ints, and on rank 0 one more per rank (--end-call lock) */
 static const char *self_path;              /* --end-call spawn: this program, spawned */
+static MPI_File split_file = MPI_FILE_NULL;  /* --end-call split-file: opened before the steps */
 static char end_file[300];           /* --end-call file: the file, named alike on every rank (ifile: each rank's, NAME.RANK) */
 static double bound_s = 0, longest_s = 0;
 static int longest_step = -1, longest_tensor = -1;   /* where this rank's longest call was */
@@ -453,6 +456,18 @@ static int make_end_call(const char *name)
                  back == mine + 1;
             ok &= MPI_CHECK(MPI_File_close(&fh)) == MPI_SUCCESS;
         }
+    } else if (!strcmp(name, "split-file")) {
+        /* a checkpoint behind the compute: split collectives on the file
+         * opened before the steps; each rank reads its neighbour's number */
+        int back = 0, mine = (rank + 1) % n;
+        MPI_Status st;
+        ok = MPI_CHECK(MPI_File_write_at_all_begin(split_file, (MPI_Offset)rank * 4, &one, 1, MPI_INT)) ==
+                 MPI_SUCCESS &&
+             MPI_CHECK(MPI_File_write_at_all_end(split_file, &one, &st)) == MPI_SUCCESS &&
+             MPI_CHECK(MPI_File_sync(split_file)) == MPI_SUCCESS &&
+             MPI_CHECK(MPI_File_read_at_all_begin(split_file, (MPI_Offset)mine * 4, &back, 1, MPI_INT)) ==
+                 MPI_SUCCESS &&
+             MPI_CHECK(MPI_File_read_at_all_end(split_file, &back, &st)) == MPI_SUCCESS && back == mine + 1;
     } else if (!strcmp(name, "ifile")) {
         ok = self_file_io(one);
     } else if (!strcmp(name, "fence")) {
@@ -672,11 +687,14 @@ int main(int argc, char **argv)
         if (same_results && !(st[c].result_sum = calloc((size_t)(steps + 1) * (size_t)ntensors, sizeof(double))))
             MPI_Abort(MPI_COMM_WORLD, 3);
     }
-    if (end_call && (!strcmp(end_call, "file") || !strcmp(end_call, "ifile"))) {   /* rank 0's pid names the file for all */
-        long id = (long)getpid();
+    if (end_call && (!strcmp(end_call, "file") || !strcmp(end_call, "ifile") || !strcmp(end_call, "split-file"))) {
+        long id = (long)getpid();   /* rank 0's pid names the file for all */
         MPI_CHECK(MPI_Bcast(&id, 1, MPI_LONG, 0, MPI_COMM_WORLD));
         const char *dir = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
         snprintf(end_file, sizeof end_file, "%.200s/starcoll_loops.%ld", dir, id);
+        if (!strcmp(end_call, "split-file"))
+            MPI_CHECK(MPI_File_open(MPI_COMM_WORLD, end_file, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                                    MPI_INFO_NULL, &split_file));
     }
     if (end_call && (!strcmp(end_call, "pscw") || !strcmp(end_call, "lock"))) {   /* the two neighbours' window */
         MPI_Group world_group;
@@ -783,6 +801,7 @@ int main(int argc, char **argv)
         MPI_CHECK(MPI_Comm_free(&port_half));
         if (rank == 0) MPI_CHECK(MPI_Close_port(port_name));
     }
+    if (split_file != MPI_FILE_NULL) MPI_CHECK(MPI_File_close(&split_file));
     if (halo_win != MPI_WIN_NULL) {
         MPI_CHECK(MPI_Win_free(&halo_win));
         MPI_CHECK(MPI_Group_free(&halo_group));

@@ -1,5 +1,6 @@
 /* Collective calls that reduce nothing but block until every rank comes:
- * making communicators, collective MPI-IO (a checkpoint every few steps),
+ * making communicators (spawning processes, joining groups), collective
+ * MPI-IO (a checkpoint every few steps, split collectives too),
  * and window creation, fences and freeing; and a window's active-target
  * epochs, which wait for the neighbours named.  As the collectives in
  * blocking.c: while tolerant engines run, a rank blocked in one is away,
@@ -196,6 +197,80 @@ int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype dt, MP
 int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Status *status)
 {
     AWAY_AROUND(SC_AWAY_FILE, PMPI_File_write_ordered(fh, buf, count, dt, status));
+}
+
+int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
+{
+    AWAY_AROUND(SC_AWAY_FILE, PMPI_File_seek_shared(fh, offset, whence));
+}
+
+int MPI_File_set_atomicity(MPI_File fh, int flag)
+{
+    AWAY_AROUND(SC_AWAY_FILE, PMPI_File_set_atomicity(fh, flag));
+}
+
+/* Split collectives, a checkpoint written behind the compute: Open MPI's
+ * ompio starts the collective in _begin (or does all of it there) and
+ * waits for the others in _end, inside MPI, where MPI_Wait's wrapper
+ * never sees it; either may block. */
+int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype dt)
+{
+    AWAY_AROUND(SC_AWAY_FILE, PMPI_File_read_all_begin(fh, buf, count, dt));
+}
+
+int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
+{
+    AWAY_AROUND(SC_AWAY_FILE, PMPI_File_read_all_end(fh, buf, status));
+}
+
+int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype dt)
+{
+    AWAY_AROUND(SC_AWAY_FILE, PMPI_File_write_all_begin(fh, buf, count, dt));
+}
+
+int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
+{
+    AWAY_AROUND(SC_AWAY_FILE, PMPI_File_write_all_end(fh, buf, status));
+}
+
+int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype dt)
+{
+    AWAY_AROUND(SC_AWAY_FILE, PMPI_File_read_at_all_begin(fh, offset, buf, count, dt));
+}
+
+int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
+{
+    AWAY_AROUND(SC_AWAY_FILE, PMPI_File_read_at_all_end(fh, buf, status));
+}
+
+int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype dt)
+{
+    AWAY_AROUND(SC_AWAY_FILE, PMPI_File_write_at_all_begin(fh, offset, buf, count, dt));
+}
+
+int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
+{
+    AWAY_AROUND(SC_AWAY_FILE, PMPI_File_write_at_all_end(fh, buf, status));
+}
+
+int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype dt)
+{
+    AWAY_AROUND(SC_AWAY_FILE, PMPI_File_read_ordered_begin(fh, buf, count, dt));
+}
+
+int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
+{
+    AWAY_AROUND(SC_AWAY_FILE, PMPI_File_read_ordered_end(fh, buf, status));
+}
+
+int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype dt)
+{
+    AWAY_AROUND(SC_AWAY_FILE, PMPI_File_write_ordered_begin(fh, buf, count, dt));
+}
+
+int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
+{
+    AWAY_AROUND(SC_AWAY_FILE, PMPI_File_write_ordered_end(fh, buf, status));
 }
 
 /* ---- windows ------------------------------------------------------------ */

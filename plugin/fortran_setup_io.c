@@ -1,5 +1,6 @@
-/* Fortran's calls that make communicators or join two groups, collective
- * MPI-IO, and windows' collective and active-target calls: what
+/* Fortran's calls that make communicators, join two groups or start
+ * processes, collective MPI-IO (split collectives too), and windows'
+ * collective and active-target calls: what
  * blocking_setup_io.c does for C.  Open MPI's Fortran bindings call
  * PMPI_ directly, so a Fortran code blocked in MPI_FILE_WRITE_AT_ALL (a
  * checkpoint) or MPI_WIN_FENCE was not known to be away, and each cost a
@@ -44,6 +45,21 @@ static struct {
     void (*file_write_at_all)(fint *fh, off *offset, void *buf, fint *count, fint *dt, fint *status, fint *ierr);
     void (*file_read_ordered)(fint *fh, void *buf, fint *count, fint *dt, fint *status, fint *ierr);
     void (*file_write_ordered)(fint *fh, void *buf, fint *count, fint *dt, fint *status, fint *ierr);
+    void (*file_seek_shared)(fint *fh, off *offset, fint *whence, fint *ierr);
+    void (*file_set_atomicity)(fint *fh, fint *flag, fint *ierr);
+    /* split collectives: four _begin of one shape, two with an offset, six _end */
+    void (*file_read_all_begin)(fint *fh, void *buf, fint *count, fint *dt, fint *ierr);
+    void (*file_write_all_begin)(fint *fh, void *buf, fint *count, fint *dt, fint *ierr);
+    void (*file_read_ordered_begin)(fint *fh, void *buf, fint *count, fint *dt, fint *ierr);
+    void (*file_write_ordered_begin)(fint *fh, void *buf, fint *count, fint *dt, fint *ierr);
+    void (*file_read_at_all_begin)(fint *fh, off *offset, void *buf, fint *count, fint *dt, fint *ierr);
+    void (*file_write_at_all_begin)(fint *fh, off *offset, void *buf, fint *count, fint *dt, fint *ierr);
+    void (*file_read_all_end)(fint *fh, void *buf, fint *status, fint *ierr);
+    void (*file_write_all_end)(fint *fh, void *buf, fint *status, fint *ierr);
+    void (*file_read_ordered_end)(fint *fh, void *buf, fint *status, fint *ierr);
+    void (*file_write_ordered_end)(fint *fh, void *buf, fint *status, fint *ierr);
+    void (*file_read_at_all_end)(fint *fh, void *buf, fint *status, fint *ierr);
+    void (*file_write_at_all_end)(fint *fh, void *buf, fint *status, fint *ierr);
     void (*win_create)(void *base, MPI_Aint *size, fint *disp_unit, fint *info, fint *comm, fint *win, fint *ierr);
     void (*win_fence)(fint *assertion, fint *win, fint *ierr);
     void (*win_free)(fint *win, fint *ierr);
@@ -84,7 +100,11 @@ static const sc_f_entry entries[] = {
     ENTRY(comm_connect), ENTRY(comm_disconnect), ENTRY(comm_spawn), ENTRY(comm_spawn_multiple), ENTRY(comm_join),
     ENTRY(file_open), ENTRY(file_close), ENTRY(file_set_view), ENTRY(file_set_size), ENTRY(file_preallocate),
     ENTRY(file_sync), ENTRY(file_read_all), ENTRY(file_write_all), ENTRY(file_read_at_all), ENTRY(file_write_at_all),
-    ENTRY(file_read_ordered), ENTRY(file_write_ordered), ENTRY(win_create), ENTRY(win_fence), ENTRY(win_free),
+    ENTRY(file_read_ordered), ENTRY(file_write_ordered), ENTRY(file_seek_shared), ENTRY(file_set_atomicity),
+    ENTRY(file_read_all_begin), ENTRY(file_write_all_begin), ENTRY(file_read_ordered_begin),
+    ENTRY(file_write_ordered_begin), ENTRY(file_read_at_all_begin), ENTRY(file_write_at_all_begin),
+    ENTRY(file_read_all_end), ENTRY(file_write_all_end), ENTRY(file_read_ordered_end), ENTRY(file_write_ordered_end),
+    ENTRY(file_read_at_all_end), ENTRY(file_write_at_all_end), ENTRY(win_create), ENTRY(win_fence), ENTRY(win_free),
     ENTRY(win_start), ENTRY(win_complete), ENTRY(win_wait), ENTRY(win_test), ENTRY(intercomm_create),
     ENTRY(intercomm_merge), ENTRY(cart_create), ENTRY(cart_sub), ENTRY(graph_create), ENTRY(dist_graph_create),
     ENTRY(dist_graph_create_adjacent), ENTRY(win_allocate), ENTRY(win_allocate_cptr), ENTRY(win_allocate_shared),
@@ -286,6 +306,50 @@ void ompi_file_write_at_all_f(fint *fh, off *offset, void *buf, fint *count, fin
     AWAY_AROUND_F(SC_AWAY_FILE, file_write_at_all, fh, offset, buf, count, dt, status);
 }
 
+void ompi_file_seek_shared_f(fint *fh, off *offset, fint *whence, fint *ierr);
+void ompi_file_seek_shared_f(fint *fh, off *offset, fint *whence, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_FILE, file_seek_shared, fh, offset, whence);
+}
+
+void ompi_file_set_atomicity_f(fint *fh, fint *flag, fint *ierr);
+void ompi_file_set_atomicity_f(fint *fh, fint *flag, fint *ierr)
+{
+    AWAY_AROUND_F(SC_AWAY_FILE, file_set_atomicity, fh, flag);
+}
+
+/* Split collectives (blocking_setup_io.c): _begin and _end may block. */
+#define FILE_BEGIN_F(fn)                                                         \
+    void ompi_##fn##_f(fint *fh, void *buf, fint *count, fint *dt, fint *ierr); \
+    void ompi_##fn##_f(fint *fh, void *buf, fint *count, fint *dt, fint *ierr)  \
+    {                                                                            \
+        AWAY_AROUND_F(SC_AWAY_FILE, fn, fh, buf, count, dt);                     \
+    }
+#define FILE_AT_BEGIN_F(fn)                                                                   \
+    void ompi_##fn##_f(fint *fh, off *offset, void *buf, fint *count, fint *dt, fint *ierr); \
+    void ompi_##fn##_f(fint *fh, off *offset, void *buf, fint *count, fint *dt, fint *ierr)  \
+    {                                                                                         \
+        AWAY_AROUND_F(SC_AWAY_FILE, fn, fh, offset, buf, count, dt);                          \
+    }
+#define FILE_END_F(fn)                                                  \
+    void ompi_##fn##_f(fint *fh, void *buf, fint *status, fint *ierr); \
+    void ompi_##fn##_f(fint *fh, void *buf, fint *status, fint *ierr)  \
+    {                                                                   \
+        AWAY_AROUND_F(SC_AWAY_FILE, fn, fh, buf, status);               \
+    }
+FILE_BEGIN_F(file_read_all_begin)
+FILE_BEGIN_F(file_write_all_begin)
+FILE_BEGIN_F(file_read_ordered_begin)
+FILE_BEGIN_F(file_write_ordered_begin)
+FILE_AT_BEGIN_F(file_read_at_all_begin)
+FILE_AT_BEGIN_F(file_write_at_all_begin)
+FILE_END_F(file_read_all_end)
+FILE_END_F(file_write_all_end)
+FILE_END_F(file_read_ordered_end)
+FILE_END_F(file_write_ordered_end)
+FILE_END_F(file_read_at_all_end)
+FILE_END_F(file_write_at_all_end)
+
 /* ---- windows ------------------------------------------------------------ */
 
 void ompi_win_create_f(void *base, MPI_Aint *size, fint *disp_unit, fint *info, fint *comm, fint *win, fint *ierr);
@@ -411,6 +475,25 @@ SC_F_NAMES(ompi_file_write_ordered_f, mpi_file_write_ordered, MPI_FILE_WRITE_ORD
 #define FILE_AT_ALL_ARGS fint *, off *, void *, fint *, fint *, fint *, fint *
 SC_F_NAMES(ompi_file_read_at_all_f, mpi_file_read_at_all, MPI_FILE_READ_AT_ALL, FILE_AT_ALL_ARGS)
 SC_F_NAMES(ompi_file_write_at_all_f, mpi_file_write_at_all, MPI_FILE_WRITE_AT_ALL, FILE_AT_ALL_ARGS)
+SC_F_NAMES(ompi_file_seek_shared_f, mpi_file_seek_shared, MPI_FILE_SEEK_SHARED, fint *, off *, fint *, fint *)
+SC_F_NAMES_F08_PMPI(ompi_file_set_atomicity_f, mpi_file_set_atomicity, MPI_FILE_SET_ATOMICITY, fint *, fint *, fint *)
+#define FILE_BEGIN_ARGS fint *, void *, fint *, fint *, fint *
+#define FILE_END_ARGS fint *, void *, fint *, fint *
+SC_F_NAMES(ompi_file_read_all_begin_f, mpi_file_read_all_begin, MPI_FILE_READ_ALL_BEGIN, FILE_BEGIN_ARGS)
+SC_F_NAMES(ompi_file_write_all_begin_f, mpi_file_write_all_begin, MPI_FILE_WRITE_ALL_BEGIN, FILE_BEGIN_ARGS)
+SC_F_NAMES(ompi_file_read_ordered_begin_f, mpi_file_read_ordered_begin, MPI_FILE_READ_ORDERED_BEGIN, FILE_BEGIN_ARGS)
+SC_F_NAMES(ompi_file_write_ordered_begin_f, mpi_file_write_ordered_begin, MPI_FILE_WRITE_ORDERED_BEGIN,
+           FILE_BEGIN_ARGS)
+SC_F_NAMES(ompi_file_read_at_all_begin_f, mpi_file_read_at_all_begin, MPI_FILE_READ_AT_ALL_BEGIN, fint *, off *,
+           void *, fint *, fint *, fint *)
+SC_F_NAMES(ompi_file_write_at_all_begin_f, mpi_file_write_at_all_begin, MPI_FILE_WRITE_AT_ALL_BEGIN, fint *, off *,
+           void *, fint *, fint *, fint *)
+SC_F_NAMES(ompi_file_read_all_end_f, mpi_file_read_all_end, MPI_FILE_READ_ALL_END, FILE_END_ARGS)
+SC_F_NAMES(ompi_file_write_all_end_f, mpi_file_write_all_end, MPI_FILE_WRITE_ALL_END, FILE_END_ARGS)
+SC_F_NAMES(ompi_file_read_ordered_end_f, mpi_file_read_ordered_end, MPI_FILE_READ_ORDERED_END, FILE_END_ARGS)
+SC_F_NAMES(ompi_file_write_ordered_end_f, mpi_file_write_ordered_end, MPI_FILE_WRITE_ORDERED_END, FILE_END_ARGS)
+SC_F_NAMES(ompi_file_read_at_all_end_f, mpi_file_read_at_all_end, MPI_FILE_READ_AT_ALL_END, FILE_END_ARGS)
+SC_F_NAMES(ompi_file_write_at_all_end_f, mpi_file_write_at_all_end, MPI_FILE_WRITE_AT_ALL_END, FILE_END_ARGS)
 SC_F_NAMES(ompi_win_create_f, mpi_win_create, MPI_WIN_CREATE, void *, MPI_Aint *, fint *, fint *, fint *, fint *,
            fint *)
 #define WIN_ALLOCATE_ARGS MPI_Aint *, fint *, fint *, fint *, void *, fint *, fint *

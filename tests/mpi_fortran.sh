@@ -16,7 +16,8 @@
 # a master polling MPI_IPROBE and MPI_IMPROBE, taking by MPI_MPROBE and
 # MPI_MRECV, answering by MPI_RSEND to ranks polling
 # MPI_REQUEST_GET_STATUS, or a ring made by MPI_CART_CREATE or
-# MPI_DIST_GRAPH_CREATE, or a helper started by MPI_COMM_SPAWN; 130 steps),
+# MPI_DIST_GRAPH_CREATE, a helper started by MPI_COMM_SPAWN, or a
+# checkpoint by split collectives (MPI_FILE_WRITE_AT_ALL_BEGIN ...); 140 steps),
 # both bindings, 4 ranks in quorum and
 # in groups, rank 1 sleeping twice as long: its own checks (exact loss,
 # collectives and figures, waits' indices, conservation and replicas after
@@ -94,7 +95,7 @@ loop_job() {
     if [ "$exact" = 0 ]; then label="$label, no exact call"; fi
     build_fortran "$here/mpi_fortran_loop.f90" "$exe" "$binding" "$label" "$@" || return
     local name="fortran-loop-${binding// /_}-$mode-$exact"
-    SC_RUN_TIMEOUT=60 sc_job "$name" 4 -x STARCOLL_MODE="$mode" -x "STARCOLL_TRACE=$SC_WORK/$name.trace" "$exe" 130 "$exact"
+    SC_RUN_TIMEOUT=60 sc_job "$name" 4 -x STARCOLL_MODE="$mode" -x "STARCOLL_TRACE=$SC_WORK/$name.trace" "$exe" 140 "$exact"
     sc_adopt "$name" $? "$label"
     sc_preloading || return 0
     local slow r c worst=0 all=""

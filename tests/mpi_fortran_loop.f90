@@ -30,7 +30,10 @@
 ! MPI_DIST_GRAPH_CREATE (then MPI_GRAPH_CREATE); or a helper started by
 ! MPI_COMM_SPAWN (this program, which finds its parent by
 ! MPI_COMM_GET_PARENT, takes a number by MPI_BCAST, answers rank 0 one
-! more, and parts by MPI_COMM_DISCONNECT).  `use mpi_f08` reaches
+! more, and parts by MPI_COMM_DISCONNECT); or a checkpoint behind the
+! compute, by split collectives on a file opened before the steps
+! (MPI_FILE_WRITE_AT_ALL_BEGIN and _END, MPI_FILE_SYNC,
+! MPI_FILE_READ_AT_ALL_BEGIN and _END of the next rank's number).  `use mpi_f08` reaches
 ! the probes, MPI_REQUEST_GET_STATUS and the topology makers through
 ! mpif.h's pmpi_X_ names, not ompi_X_f.
 ! Open MPI's Fortran bindings call PMPI_ directly, so the waits,
@@ -51,7 +54,7 @@
 ! ranks sent (conservation), equal on every rank (replicas).  Inputs are
 ! integer valued, so those sums are exact.
 !
-! usage: mpi_fortran_loop [STEPS [EXACT]]   (130 and 1 by default: 13 figures passed on)
+! usage: mpi_fortran_loop [STEPS [EXACT]]   (140 and 1 by default: 14 figures passed on)
 program mpi_fortran_loop
 #include "mpi_fortran_binding.h"
   use iso_c_binding, only: c_int
@@ -86,15 +89,17 @@ program mpi_fortran_loop
   integer, asynchronous :: halo(2)
   integer :: pid
   character(len=300) :: ckpt
+  integer, asynchronous :: split_out, split_in   ! the split collectives' buffers
 #ifdef SC_USE_MPI_F08
+  type(MPI_File) :: split_fh
   type(MPI_Win) :: win
   type(MPI_Group) :: world_group, halo_group
   type(MPI_Comm) :: ring, parent
 #else
-  integer :: win, world_group, halo_group, ring, parent
+  integer :: win, world_group, halo_group, ring, parent, split_fh
 #endif
 
-  steps = 130
+  steps = 140
   exact = 1
   if (command_argument_count() >= 1) then
     call get_command_argument(1, arg)
@@ -130,7 +135,7 @@ program mpi_fortran_loop
     call start_step(1.0)
     call complete(mod(step, 5))
     call end_step()
-    if (mod(step, 10) == 0) call pass_on(mod(step / 10 - 1, 13))
+    if (mod(step, 10) == 0) call pass_on(mod(step / 10 - 1, 14))
     if (exact <= 0) cycle
     if (mod(step, exact) /= 0) cycle
     loss = dble(rank + 1)
@@ -169,11 +174,13 @@ program mpi_fortran_loop
                'the neighbourhood collectives, MPI_SENDRECV_REPLACE and the master''s exchange (MPI_IPROBE, ' // &
                'MPI_IMPROBE, MPI_MPROBE, MPI_MRECV, MPI_RSEND, MPI_REQUEST_GET_STATUS) and the rings of ' // &
                'MPI_CART_CREATE, MPI_CART_SUB, MPI_DIST_GRAPH_CREATE and MPI_GRAPH_CREATE and MPI_COMM_SPAWN''s ' // &
-               'helper right', badp2p == 0)
+               'helper and the split collectives'' checkpoint right', badp2p == 0)
   call verdict('conservation: each array''s results summed over the steps equal what every rank sent', &
                all(got == allsent))
   call verdict('replicas: those sums are the same on every rank', all(gotmax == gotmin))
   call verdict('every MPI call returned MPI_SUCCESS', mpierrs == 0)
+  call MPI_FILE_CLOSE(split_fh, ierr)
+  call mpi_ok(ierr)
   call MPI_WIN_FREE(win, ierr)
   call mpi_ok(ierr)
   call MPI_GROUP_FREE(halo_group, ierr)
@@ -385,6 +392,9 @@ contains
     call get_environment_variable('TMPDIR', ckpt)
     if (len_trim(ckpt) == 0) ckpt = '/tmp'
     write (ckpt, '(a,a,i0)') trim(ckpt), '/mpi_fortran_loop.', pid
+    call MPI_FILE_OPEN(MPI_COMM_WORLD, trim(ckpt) // '.split', MPI_MODE_CREATE + MPI_MODE_RDWR + &
+                       MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, split_fh, e)
+    call mpi_ok(e)
   end subroutine make_window
 
   ! A figure passed on, as codes do between their collectives.
@@ -596,6 +606,22 @@ contains
       end if
       call MPI_COMM_DISCONNECT(topo, e)
       call mpi_ok(e)
+    case (13)
+      at = 4 * rank
+      split_out = rank + 1
+      call MPI_FILE_WRITE_AT_ALL_BEGIN(split_fh, at, split_out, 1, MPI_INTEGER, e)
+      call mpi_ok(e)
+      call MPI_FILE_WRITE_AT_ALL_END(split_fh, split_out, st, e)
+      call mpi_ok(e)
+      call MPI_FILE_SYNC(split_fh, e)
+      call mpi_ok(e)
+      at = 4 * next
+      split_in = -1
+      call MPI_FILE_READ_AT_ALL_BEGIN(split_fh, at, split_in, 1, MPI_INTEGER, e)
+      call mpi_ok(e)
+      call MPI_FILE_READ_AT_ALL_END(split_fh, split_in, st, e)
+      call mpi_ok(e)
+      if (split_in /= next + 1) badp2p = badp2p + 1
     case default
       halo = -1
       call MPI_WIN_POST(halo_group, 0, win, e)
