@@ -341,7 +341,7 @@ static void open_trace(sc_engine *e)
     const char *prefix = sc_rt.policy.trace;
     size_t len = strlen(prefix);
     const char *base = len && prefix[len - 1] == '/' ? "trace" : "";
-    const char *spawned = sc_rt.spawned ? ".spawned" : "";   /* as the report: apart from the parents' */
+    const char *spawned = sc_spawned_suffix();
     if (strcmp(e->comm_label, "0") == 0)
         snprintf(path, sizeof path, "%s%s%s.%d", prefix, base, spawned, sc_rt.world_rank);
     else snprintf(path, sizeof path, "%s%s%s.%d.c%s", prefix, base, spawned, sc_rt.world_rank, e->comm_label);

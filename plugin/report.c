@@ -513,7 +513,7 @@ static void write_files(const merged *t, const gathered *g)
     FILE *f = stderr;
     char path[SC_PATH_LEN + 16], used[SC_PATH_LEN + 32] = "", note[SC_PATH_LEN * 2 + 100];
     if (sc_rt.policy.report == SC_REPORT_FILE) {
-        snprintf(path, sizeof path, "%s%s", sc_rt.policy.report_path, sc_rt.spawned ? ".spawned" : "");
+        snprintf(path, sizeof path, "%s%s", sc_rt.policy.report_path, sc_spawned_suffix());
         f = sc_outfile_open(path, used, sizeof used, note, sizeof note);
         if (note[0]) fprintf(stderr, "starcoll: STARCOLL_REPORT: %s%s\n", note, f ? "" : "; writing the report to stderr");
         if (!f) f = stderr;

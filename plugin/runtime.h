@@ -67,6 +67,13 @@ typedef struct sc_runtime {
 
 extern sc_runtime sc_rt;
 
+/* What a spawned job's report and traces carry after their names, so they
+ * do not take the parents' (report.c, engine.c). */
+static inline const char *sc_spawned_suffix(void)
+{
+    return sc_rt.spawned ? ".spawned" : "";
+}
+
 /* One-time notices, each printed once per process (rank 0 unless noted). */
 enum { SC_SAY_THREAD = 0, SC_SAY_HIER_FAIL, SC_SAY_COMM_STATE, SC_SAY_ERROR, SC_SAY_ENGINE, SC_SAY_RELEARN, SC_SAY_SELECTOR, SC_SAY_TRACE, SC_SAY_SCHEDULE,
        SC_SAY_TRACE_WRITE, SC_SAY_QUORUM, SC_SAY_NO_FUSION, SC_SAY_DEVICE, SC_SAY_FORTRAN, SC_SAY_OMPIO };
