@@ -37,40 +37,57 @@ comm_rows() {
 }
 
 # inject_rows NAME RANK "COMMS" OTHER ["PARTNERS"]: the straggler CSV lists
-# world rank RANK slow as the injection makes it (sleeping: cause none, no
-# resource signal) on each of COMMS for 10 steps or more (of 40), and no
-# other rank so; and no rank slow so on comm OTHER, which RANK is not part
-# of.  PARTNERS share a smaller communicator with RANK (the odd half): on
-# the world they may read slow too, and are named, not failed: while
-# auto still learns, that half's steps are exact, so they wait for RANK
-# there each step and come late to the world's calls (CI once: world
+# world rank RANK slow as the injection makes it on each of COMMS for 10
+# steps or more (of 40), and no other rank slow with no resource signal;
+# and no rank slow with no resource signal on comm OTHER, which RANK is
+# not part of.  PARTNERS share a smaller communicator with RANK (the odd
+# half): on the world they may read slow too, and are named, not failed:
+# while auto still learns, that half's steps are exact, so they wait for
+# RANK there each step and come late to the world's calls (CI once: world
 # ranks 3 and 7 for 10 steps or more).  On the half itself RANK must
 # stand alone.
 # Ranks slow for want of CPU (cause cpu: 8 ranks and their engine
 # threads on 2 cores; once the odd half's three others, 13 to 15 steps,
 # run-queue delay 100% of wall) are the machine's, not the injection's,
-# and are named in the verdict only.
+# and are named in the verdict only.  RANK itself sleeps (cause none),
+# but its engine threads poll for the rounds it is late for and queue on
+# these 2 cores, so every thread's run-queue delay can read cpu for it
+# too (CI once on the world; here once on its half, "run-queue delay 55%
+# of wall, all threads"): named with either cause, the cause said; a
+# sleep read as network or work fails.  On a
+# failure the comm's rows of the CSV are printed, for the next reader.
 inject_rows() {
     local name=$1 rank=$2 comms=$3 other=$4 partners=" ${5:-} " csv="$SC_WORK/$1.report.stragglers.csv" c got starved
-    local waited p
+    local waited p its
     local long='NR > 1 && $9 >= 10 { print $1, $2, $10 }'
     for c in $comms; do
-        got=$(awk -F, "$long" "$csv" 2>/dev/null | awk -v c="$c" '$1 == c && $3 == "none" { print $2 }' | sort -u | tr '\n' ' ')
+        got=$(awk -F, "$long" "$csv" 2>/dev/null | awk -v c="$c" -v r="$rank" '$1 == c && $3 == "none" && $2 != r { print $2 }' | sort -u | tr '\n' ' ')
+        its=$(awk -F, "$long" "$csv" 2>/dev/null | awk -v c="$c" -v r="$rank" '$1 == c && $2 == r { print $3 }' | sort -u | tr '\n' ' ')
         waited=""
         if [ "$c" = 0 ] && [ -n "${5:-}" ]; then   # the world: RANK's partners waited for it in their half
             local kept=""
             for p in $got; do
-                if [ "$p" != "$rank" ] && [[ "$partners" == *" $p "* ]]; then waited="$waited$p "; else kept="$kept$p "; fi
+                if [[ "$partners" == *" $p "* ]]; then waited="$waited$p "; else kept="$kept$p "; fi
             done
             got=$kept
         fi
-        starved=$(awk -F, "$long" "$csv" 2>/dev/null | awk -v c="$c" '$1 == c && $3 != "none" { print $2 " (" $3 ")" }' | tr '\n' ' ')
-        if [ "$got" = "$rank " ]; then ok "$name: comm $c: the straggler table names world rank $rank, the injected rank${waited:+ (and $waited of its half, which waited for it there)}${starved:+ (and, slow for other causes: $starved)}"
-        else fail "$name: comm $c: ranks slow with no resource signal for 10 steps or more: '${got:-none}', expected world rank $rank alone${starved:+ (others: $starved)}"; fi
+        starved=$(awk -F, "$long" "$csv" 2>/dev/null | awk -v c="$c" -v r="$rank" '$1 == c && $3 != "none" && $2 != r { print $2 " (" $3 ")" }' | tr '\n' ' ')
+        if [ -n "$its" ] && [ -z "$got" ] && [ -z "$(echo $its | tr ' ' '\n' | grep -vx 'none\|cpu')" ]; then
+            ok "$name: comm $c: the straggler table names world rank $rank, the injected rank (cause ${its% })${waited:+ (and ${waited% } of its half, which waited for it there)}${starved:+ (and, slow for other causes: ${starved% })}"
+        else
+            local what="is not named slow for 10 steps or more"
+            [ -n "$its" ] && what="is named slow, cause ${its% } (a sleep: none, or cpu on these 2 cores)"
+            what="$what${got:+; slow with no resource signal for 10 steps or more: ${got% }}"
+            fail "$name: comm $c: the injected world rank $rank $what${starved:+ (slow for other causes: ${starved% })}"
+            awk -F, -v c="$c" 'NR == 1 || $1 == c { print "#   " $0 }' "$csv" 2>/dev/null
+        fi
     done
     got=$(awk -F, "$long" "$csv" 2>/dev/null | awk -v c="$other" '$1 == c && $3 == "none" { print $2 }' | sort -u | tr '\n' ' ')
     if [ -z "$got" ]; then ok "$name: comm $other (without world rank $rank): no rank slow with no resource signal for 10 steps or more"
-    else fail "$name: comm $other, which world rank $rank is not on, has ranks slow with no resource signal for 10 steps or more: $got"; fi
+    else
+        fail "$name: comm $other, which world rank $rank is not on, has ranks slow with no resource signal for 10 steps or more: $got"
+        awk -F, -v c="$other" 'NR == 1 || $1 == c { print "#   " $0 }' "$csv" 2>/dev/null
+    fi
 }
 
 # tolerant_job NAME MODE [env...] -- args...: run, adopt its checks, check the report.
