@@ -6,11 +6,12 @@
 #include <string.h>
 
 #define SC_HIST_CAP (3 * SC_STEP_MAX)   /* calls remembered while learning */
-/* The last SC_STEP_MAX calls' shapes and addresses once more, each stored
- * twice (at j and j + SC_RECENT), so the calls 1 to SC_STEP_MAX back lie
- * in one run of memory: the vote compares each with the new call, and
- * that scan, through sc_call_key's 48 bytes and a modulo per call, was
- * most of a learning call's cost (perf: 35% of IMB's Allreduce time). */
+/* The last SC_STEP_MAX calls' shapes and addresses once more (in 32-bit
+ * halves), each stored twice (at j and j + SC_RECENT), so the calls 1 to
+ * SC_STEP_MAX back lie in one run of memory: the vote compares each with
+ * the new call, and that scan, through sc_call_key's 48 bytes with a
+ * modulo and a branch per call, was most of a learning call's cost (perf:
+ * 35% of the Intel MPI Benchmarks' Allreduce time at 256 B). */
 #define SC_RECENT (SC_STEP_MAX + 1)
 #define SC_MARKERS_MAX 8
 
@@ -97,8 +98,8 @@ sc_identity *sc_identity_new(void)
     id->slot_count = malloc(sizeof(long) * SC_SLOTS_MAX);
     id->slot_dkind = malloc(sizeof(int) * SC_SLOTS_MAX);
     id->scratch = malloc(sizeof(double) * SC_STEP_MAX);
-    if (!id->hist || !id->recent || !id->run_shape || !id->run_where || !id->next_shape || !id->next_where || !id->slot_shape ||
-        !id->slot_count || !id->slot_dkind || !id->scratch) {
+    if (!id->hist || !id->recent || !id->run_shape || !id->run_where || !id->next_shape || !id->next_where ||
+        !id->slot_shape || !id->slot_count || !id->slot_dkind || !id->scratch) {
         sc_identity_free(id);
         return NULL;
     }
@@ -325,7 +326,8 @@ void sc_identity_vote(sc_identity *id, const sc_call_key *k, long vote[SC_VOTE_L
     int lim = i < SC_STEP_MAX ? (int)i : SC_STEP_MAX;
     match_lags(sl_back, sh_back, wl_back, wh_back, s_lo, s_hi, w_lo, w_hi, id->run_shape, id->run_where,
                id->next_shape, id->next_where);
-    for (int L = lim + 1; L <= SC_STEP_MAX; L++) id->next_shape[L] = id->next_where[L] = 0;   /* before the first call */
+    for (int L = lim + 1; L <= SC_STEP_MAX; L++)   /* lags before the first call */
+        id->next_shape[L] = id->next_where[L] = 0;
     id->voting = 1;
     vote[SC_VOTE_SHAPE] = (long)k->shape;
     vote[SC_VOTE_NSHAPE] = -(long)k->shape;
