@@ -67,7 +67,7 @@ done
 # crashed the ranks in Open MPI's ompio (plugin/ompio_progress.c).
 # At 4 ranks too: there a round more often needs the rank a pass blocks
 # (before the iprobe master and the spawned helper were seen, the 4-rank
-# job stalled in 3 of 4 runs here, the 8-rank one in 1 of 4).
+# job stalled in 3 of 4 runs here, the 8-rank one in 2 of 4).
 if [ $have_py = 1 ]; then
     loops_job quorum-mpi4py-pass quorum -- "$py" "$pyscript" --slow-factor 3 --no-loss --pass-every 10 --steps 70
     sc_job quorum-mpi4py-pass-4ranks 4 -x STARCOLL_MODE=quorum "$py" "$pyscript" --slow-factor 3 --no-loss --pass-every 10 \
