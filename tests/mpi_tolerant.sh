@@ -58,11 +58,12 @@ comm_rows() {
 # failure the comm's rows of the CSV are printed, for the next reader.
 inject_rows() {
     local name=$1 rank=$2 comms=$3 other=$4 partners=" ${5:-} " csv="$SC_WORK/$1.report.stragglers.csv" c got starved
-    local waited p its
-    local long='NR > 1 && $9 >= 10 { print $1, $2, $10 }'
+    local waited p its long
+    # comm, world rank, cause of each row slow for 10 steps or more
+    long=$(awk -F, 'NR > 1 && $9 >= 10 { print $1, $2, $10 }' "$csv" 2>/dev/null)
     for c in $comms; do
-        got=$(awk -F, "$long" "$csv" 2>/dev/null | awk -v c="$c" -v r="$rank" '$1 == c && $3 == "none" && $2 != r { print $2 }' | sort -u | tr '\n' ' ')
-        its=$(awk -F, "$long" "$csv" 2>/dev/null | awk -v c="$c" -v r="$rank" '$1 == c && $2 == r { print $3 }' | sort -u | tr '\n' ' ')
+        got=$(awk -v c="$c" -v r="$rank" '$1 == c && $3 == "none" && $2 != r { print $2 }' <<<"$long" | sort -u | tr '\n' ' ')
+        its=$(awk -v c="$c" -v r="$rank" '$1 == c && $2 == r { print $3 }' <<<"$long" | sort -u | tr '\n' ' ')
         waited=""
         if [ "$c" = 0 ] && [ -n "${5:-}" ]; then   # the world: RANK's partners waited for it in their half
             local kept=""
@@ -71,7 +72,7 @@ inject_rows() {
             done
             got=$kept
         fi
-        starved=$(awk -F, "$long" "$csv" 2>/dev/null | awk -v c="$c" -v r="$rank" '$1 == c && $3 != "none" && $2 != r { print $2 " (" $3 ")" }' | tr '\n' ' ')
+        starved=$(awk -v c="$c" -v r="$rank" '$1 == c && $3 != "none" && $2 != r { print $2 " (" $3 ")" }' <<<"$long" | tr '\n' ' ')
         if [ -n "$its" ] && [ -z "$got" ] && [ -z "$(echo $its | tr ' ' '\n' | grep -vx 'none\|cpu')" ]; then
             ok "$name: comm $c: the straggler table names world rank $rank, the injected rank (cause ${its% })${waited:+ (and ${waited% } of its half, which waited for it there)}${starved:+ (and, slow for other causes: ${starved% })}"
         else
@@ -79,15 +80,21 @@ inject_rows() {
             [ -n "$its" ] && what="is named slow, cause ${its% } (a sleep: none, or cpu on these 2 cores)"
             what="$what${got:+; slow with no resource signal for 10 steps or more: ${got% }}"
             fail "$name: comm $c: the injected world rank $rank $what${starved:+ (slow for other causes: ${starved% })}"
-            awk -F, -v c="$c" 'NR == 1 || $1 == c { print "#   " $0 }' "$csv" 2>/dev/null
+            csv_comm_rows "$csv" "$c"
         fi
     done
-    got=$(awk -F, "$long" "$csv" 2>/dev/null | awk -v c="$other" '$1 == c && $3 == "none" { print $2 }' | sort -u | tr '\n' ' ')
+    got=$(awk -v c="$other" '$1 == c && $3 == "none" { print $2 }' <<<"$long" | sort -u | tr '\n' ' ')
     if [ -z "$got" ]; then ok "$name: comm $other (without world rank $rank): no rank slow with no resource signal for 10 steps or more"
     else
         fail "$name: comm $other, which world rank $rank is not on, has ranks slow with no resource signal for 10 steps or more: $got"
-        awk -F, -v c="$other" 'NR == 1 || $1 == c { print "#   " $0 }' "$csv" 2>/dev/null
+        csv_comm_rows "$csv" "$other"
     fi
+}
+
+# csv_comm_rows CSV COMM: the straggler CSV's header and COMM's rows, as
+# comments in the log.
+csv_comm_rows() {
+    awk -F, -v c="$2" 'NR == 1 || $1 == c { print "#   " $0 }' "$1" 2>/dev/null
 }
 
 # tolerant_job NAME MODE [env...] -- args...: run, adopt its checks, check the report.
