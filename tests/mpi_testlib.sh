@@ -103,6 +103,11 @@ sc_show() {
     sed 's/^/    /' "$SC_WORK/$1.out" | tail -n 40
     echo "    --- stderr of $1"
     sed 's/^/    /' "$SC_WORK/$1.err" | head -n 40
+    # the report's policy, tables and decisions: CI's scratch folder goes
+    # with the run, and a rare failure is read from the log alone
+    [ -s "$SC_WORK/$1.report" ] || return 0
+    echo "    --- report of $1"
+    grep -v '^@ \(Monitor\|rank: \)' "$SC_WORK/$1.report" | cut -c1-400 | sed 's/^/    /' | head -n 60
 }
 
 # sc_closing NAME: "P F" from the program's closing "N passed, N failed".

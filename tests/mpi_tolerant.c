@@ -404,15 +404,25 @@ static void verify(stream *st, const char *name)
         MPI_CHECK(PMPI_Allreduce(st->deposited[s], total, n, MPI_DOUBLE, MPI_SUM, st->comm));
         MPI_CHECK(PMPI_Allreduce(st->received[s], lo, n, MPI_DOUBLE, MPI_MIN, st->comm));
         MPI_CHECK(PMPI_Allreduce(st->received[s], hi, n, MPI_DOUBLE, MPI_MAX, st->comm));
+        /* On a mismatch, each slot's first element and its totals: a whole
+         * buffer lost shows on every element of its slot (a fused group's
+         * on every member), a part of one on some. */
+        int differ = 0, first = -1;
+        double got = 0, want = 0;
         for (int i = 0; i < n; i++) {
             if (lo[i] != hi[i]) same = 0;
+            got += st->received[s][i];
+            want += total[i];
             if (st->received[s][i] != total[i]) {
-                if (cons && st->crank == 0)
-                    fprintf(stderr, "%s slot %d element %d: received %.0f, deposited %.0f\n", name, s, i,
-                            st->received[s][i], total[i]);
+                if (first < 0) first = i;
+                differ++;
                 cons = 0;
             }
         }
+        if (differ && st->crank == 0)
+            fprintf(stderr, "%s slot %d element %d: received %.0f, deposited %.0f; %d of %d elements differ, the slot's "
+                    "sum received %.0f, deposited %.0f\n", name, s, first, st->received[s][first], total[first], differ,
+                    n, got, want);
         free(total);
         free(lo);
         free(hi);
