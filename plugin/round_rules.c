@@ -85,6 +85,22 @@ static int flush_complete(const sc_track *t, const sc_rules *r)
     return 1;
 }
 
+/* How far a round may include rank i's deposits while a flush caps them
+ * at `cap` (< 0: no cap).  A member's deposits are one call each, cut
+ * anywhere.  A child's reach its parent as sums over runs of calls (what
+ * accumulated while its link was busy, engine_groups.c), announced by
+ * their ends, and the parent can only take a run whole: a round counted up
+ * to a cap inside a run summed none of it, and at the next topology
+ * change the parent dropped the run and the child the calls the round
+ * claimed, so a step of a child's gradients was lost.  A child past the
+ * cap therefore waits whole for the flush round, which includes everything. */
+static long capped(const sc_track *t, const sc_rules *r, int i, long cap)
+{
+    long a = t->announced[i];
+    if (cap < 0 || a <= cap) return a;
+    return counts(r, i) ? cap : t->included[i];
+}
+
 /* While a flush is pending, ranks that have not reached it yet still get
  * rounds of their deposits before the flush (the flushing ranks wait and
  * deposit nothing new); the flush round proper closes once every active
@@ -94,8 +110,7 @@ static sc_verdict flush_verdict(const sc_track *t, const sc_rules *r)
     if (flush_complete(t, r)) return sc_track_has_news(t) ? SC_CLOSE : SC_WAIT;
     int news = 0;
     for (int i = 0; i < t->n; i++) {
-        long upto = t->announced[i] < t->flush_upto - 1 ? t->announced[i] : t->flush_upto - 1;
-        int is_fresh = upto > t->included[i];
+        int is_fresh = capped(t, r, i, t->flush_upto - 1) > t->included[i];
         news |= is_fresh;
         /* the staleness bound holds here too, for ranks still computing */
         int blocked = r->blocked_at && r->blocked_at[i] != -1;
@@ -152,7 +167,7 @@ int sc_round_close(sc_track *t, const sc_rules *r, long *incl)
     /* A pending flush holds back the flush deposits until all are in. */
     long cap = t->flush_upto && !flush_complete(t, r) ? t->flush_upto - 1 : -1;
     for (int i = 0; i < t->n; i++) {
-        long upto = cap >= 0 && t->announced[i] > cap ? cap : t->announced[i];
+        long upto = capped(t, r, i, cap);
         if (upto < t->included[i]) upto = t->included[i];
         int is_fresh = upto > t->included[i];
         fresh += is_fresh;

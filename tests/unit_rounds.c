@@ -329,6 +329,44 @@ static void test_relax_on_child_deposit(void)
     sc_track_free(&t);
 }
 
+/* A flush pending at a count inside a child's run: a child's deposits
+ * reach its parent summed over runs of calls, announced by their ends, and
+ * the parent takes a run whole or not at all.  A round counted up to the
+ * cap inside the run claimed calls it never summed; at the next topology
+ * change they were dropped on both sides (a step of a child's gradients
+ * lost, seen as a conservation failure under auto).  The child waits whole
+ * for the flush round; a member in its place is cut at the cap as before. */
+static void test_flush_cap_keeps_child_runs_whole(void)
+{
+    for (int child = 0; child <= 1; child++) {
+        sc_track t;
+        sc_track_init(&t, 3);
+        unsigned char member[3] = {1, 1, (unsigned char)!child};
+        sc_rules r = rules(1, 4);
+        r.member = member;
+        long incl[3];
+        double wake;
+        sc_track_announce(&t, 0, 2, SC_DEP_FLUSH);   /* rank 0 flushes at its 2nd call */
+        sc_track_announce(&t, 1, 1, 0);              /* rank 1 is a call behind */
+        sc_track_announce(&t, 2, 2, 0);              /* rank 2: calls 1 and 2, one run if a child */
+        CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_CLOSE);   /* rank 1's call 1 first */
+        sc_round_close(&t, &r, incl);
+        CU_ASSERT_EQUAL(incl[0], 1);
+        CU_ASSERT_EQUAL(incl[1], 1);
+        CU_ASSERT_EQUAL(incl[2], child ? 0 : 1);
+        CU_ASSERT_TRUE(sc_track_flushing(&t));
+        CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_WAIT);   /* nothing more before the flush */
+        sc_track_announce(&t, 1, 2, 0);
+        CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_CLOSE);
+        sc_round_close(&t, &r, incl);
+        CU_ASSERT_EQUAL(incl[0], 2);
+        CU_ASSERT_EQUAL(incl[1], 2);
+        CU_ASSERT_EQUAL(incl[2], 2);   /* the run whole, in the flush round */
+        CU_ASSERT_FALSE(sc_track_flushing(&t));
+        sc_track_free(&t);
+    }
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS) return 1;
@@ -343,5 +381,6 @@ int main(void)
     CU_add_test(r, "departed and blocked ranks", test_gone_and_blocked);
     CU_add_test(r, "a fused group's leftovers drain in an exact mode", test_drain_leftovers);
     CU_add_test(r, "the stall rule closes on a child's deposit alone", test_relax_on_child_deposit);
+    CU_add_test(r, "a flush's cap never cuts a child's run", test_flush_cap_keeps_child_runs_whole);
     return sc_cunit_run();
 }
