@@ -87,10 +87,14 @@ static void apply_note(sc_engine *e, int src, const long *note)
             waits_for(e, t, who, note[2]);
         } else {
             /* A deposit counts from its owner under the current topology:
-             * a member itself, a child through its parent.  Anything else
-             * is from before a topology change; the owner announces it
-             * again. */
-            if (note[4] >= 0 ? e->parent[who] != src : e->parent[who] != -1) return;
+             * a member itself, a child through its parent, held under this
+             * epoch.  Anything else is from before a topology change; the
+             * owner announces it again.  The epoch matters where a child
+             * keeps its parent across a change: the parent dropped what it
+             * held at the change, and a round counting its word from before
+             * claimed calls nobody summed (a lost step). */
+            if (note[NOTE_FOR] >= 0 ? e->parent[who] != src || note[NOTE_EPOCH] != e->epoch : e->parent[who] != -1)
+                return;
             sc_track_announce(t, who, note[2], (int)(note[3] & NOTE_KIND_FLAGS));
             if (note[3] & NOTE_WAITS) waits_for(e, t, who, note[2]);
         }

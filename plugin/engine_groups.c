@@ -13,7 +13,9 @@
  * result says it was included, so when the topology changes the parent
  * drops what it holds and the child sends (or, as a member, announces)
  * again whatever is not yet included.  Messages carry the topology epoch
- * so late ones from an old topology are recognised. */
+ * so late ones from an old topology are recognised, and so do a parent's
+ * notices for its children (a child may keep its parent across a change).
+ * A child's runs are taken whole: a flush never cuts one (round_rules.c). */
 #include "engine_internal.h"
 #include <stdlib.h>
 #include <string.h>

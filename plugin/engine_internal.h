@@ -38,8 +38,10 @@ enum { NOTE_DEPOSIT = 1, NOTE_LEAVE = 2, NOTE_AWAY = 3, NOTE_BACK = 4, NOTE_STOP
 enum { NOTE_FLUSH = SC_DEP_FLUSH, NOTE_WAITS = 2, NOTE_EXACT = SC_DEP_EXACT, NOTE_WAIT_ONLY = 8, NOTE_COUNT_ONLY = 16 };
 enum { NOTE_KIND_FLAGS = NOTE_FLUSH | NOTE_EXACT };
 /* kind, slot, count, flags, for-rank (-1: sender), position (the call's
- * place in the step stream: on-pattern calls before it, see identity.h) */
-enum { NOTE_KIND, NOTE_SLOT, NOTE_COUNT, NOTE_FLAGS, NOTE_FOR, NOTE_POS, NOTE_LEN };
+ * place in the step stream: on-pattern calls before it, see identity.h),
+ * epoch (a parent's word for a child: the topology it holds the deposit
+ * under; -1 otherwise) */
+enum { NOTE_KIND, NOTE_SLOT, NOTE_COUNT, NOTE_FLAGS, NOTE_FOR, NOTE_POS, NOTE_EPOCH, NOTE_LEN };
 /* VERDICT: the fate of off-pattern calls (RH_SLOT holds an sc_off_verdict) */
 enum { ROUND_RUN = 1, ROUND_STOP = 2, ROUND_TOPO = 3, ROUND_FINAL = 4, ROUND_VERDICT = 5 };
 enum { CMD_NONE = 0, CMD_ENGINE = 1, CMD_SYNC = 2, CMD_HIER = 3, CMD_STOP = 4 };   /* direct: the per-step broadcast */
