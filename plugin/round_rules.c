@@ -93,12 +93,20 @@ static int flush_complete(const sc_track *t, const sc_rules *r)
  * to a cap inside a run summed none of it, and at the next topology
  * change the parent dropped the run and the child the calls the round
  * claimed, so a step of a child's gradients was lost.  A child past the
- * cap therefore waits whole for the flush round, which includes everything. */
+ * cap therefore waits whole for the flush round, which includes everything;
+ * meanwhile it is held, not absent: its deposits are all announced, and the
+ * staleness bound, which waits for ranks still computing, must not wait
+ * for it (the flush round would then never come). */
+static int held_whole(const sc_track *t, const sc_rules *r, int i, long cap)
+{
+    return cap >= 0 && t->announced[i] > cap && !counts(r, i);
+}
+
 static long capped(const sc_track *t, const sc_rules *r, int i, long cap)
 {
     long a = t->announced[i];
     if (cap < 0 || a <= cap) return a;
-    return counts(r, i) ? cap : t->included[i];
+    return held_whole(t, r, i, cap) ? t->included[i] : cap;
 }
 
 /* While a flush is pending, ranks that have not reached it yet still get
@@ -114,7 +122,9 @@ static sc_verdict flush_verdict(const sc_track *t, const sc_rules *r)
         news |= is_fresh;
         /* the staleness bound holds here too, for ranks still computing */
         int blocked = r->blocked_at && r->blocked_at[i] != -1;
-        if (!is_fresh && !blocked && !gone(r, i) && t->absent[i] >= r->staleness) return SC_WAIT;
+        if (!is_fresh && !blocked && !gone(r, i) && !held_whole(t, r, i, t->flush_upto - 1) &&
+            t->absent[i] >= r->staleness)
+            return SC_WAIT;
     }
     return news ? SC_CLOSE : SC_WAIT;
 }
@@ -174,10 +184,12 @@ int sc_round_close(sc_track *t, const sc_rules *r, long *incl)
         /* Staleness counts rounds a rank misses while it computes; a rank
          * blocked in a round (here or elsewhere) or gone misses nothing,
          * nor does one left out of a drain (deposits no other rank will
-         * join: a round it could not have been in). */
+         * join: a round it could not have been in), nor a child held whole
+         * for a flush (capped). */
         int blocked = r->blocked_at && r->blocked_at[i] != -1;
         if (is_fresh || gone(r, i)) t->absent[i] = 0;
-        else if (!blocked && !r->drain && ++t->absent[i] > t->max_absent) t->max_absent = t->absent[i];
+        else if (!blocked && !r->drain && !held_whole(t, r, i, cap) && ++t->absent[i] > t->max_absent)
+            t->max_absent = t->absent[i];
         t->included[i] = upto;
         incl[i] = upto;
     }

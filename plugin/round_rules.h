@@ -34,7 +34,9 @@ typedef struct sc_rules {
     int staleness;        /* a rank absent from this many rounds in a row is waited for */
     double grace_s;       /* after the quorum is met, wait this long for the rest */
     const unsigned char *gone;   /* per rank: left (finalized); may be NULL */
-    const unsigned char *member; /* per rank: counts toward k (ring member); NULL = everybody */
+    /* per rank: counts toward k (ring member); NULL = everybody.  A rank
+     * that is not is a child, whose deposits are runs no round cuts. */
+    const unsigned char *member;
     /* Per rank: the slot whose round the rank is blocked waiting for, or -1
      * (NULL: nobody).  A rank blocked on another slot cannot deposit here
      * until that round closes, so it is neither counted toward k nor waited

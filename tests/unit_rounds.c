@@ -365,6 +365,38 @@ static void test_flush_cap_keeps_child_runs_whole(void)
         CU_ASSERT_FALSE(sc_track_flushing(&t));
         sc_track_free(&t);
     }
+    /* Held whole is not absent: a child ahead of a flush one rank asked
+     * for, computing (not blocked), staleness 1.  Counted absent, it would
+     * make the staleness bound wait for it before rank 1's next round, and
+     * rank 1, whose call waits for that round, would never reach the
+     * flush that frees the child's run. */
+    sc_track t;
+    sc_track_init(&t, 3);
+    unsigned char member[3] = {1, 1, 0};
+    int blocked[3] = {0, 0, -1};   /* ranks 0 and 1 wait here; the child computes */
+    sc_rules r = rules_blocked(1, 1, blocked);
+    r.member = member;
+    long incl[3];
+    double wake;
+    sc_track_announce(&t, 0, 3, SC_DEP_FLUSH);
+    sc_track_announce(&t, 1, 1, 0);
+    sc_track_announce(&t, 2, 4, 0);   /* one run, calls 1 to 4 */
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_CLOSE);
+    sc_round_close(&t, &r, incl);
+    CU_ASSERT_EQUAL(incl[2], 0);
+    CU_ASSERT_EQUAL(t.absent[2], 0);
+    sc_track_announce(&t, 1, 2, 0);
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_CLOSE);   /* rank 1's call 2, before the flush */
+    sc_round_close(&t, &r, incl);
+    CU_ASSERT_EQUAL(incl[1], 2);
+    sc_track_announce(&t, 1, 3, 0);
+    CU_ASSERT_EQUAL(sc_round_verdict(&t, &r, 0, &wake), SC_CLOSE);   /* the flush round */
+    sc_round_close(&t, &r, incl);
+    CU_ASSERT_EQUAL(incl[0], 3);
+    CU_ASSERT_EQUAL(incl[1], 3);
+    CU_ASSERT_EQUAL(incl[2], 4);
+    CU_ASSERT_FALSE(sc_track_flushing(&t));
+    sc_track_free(&t);
 }
 
 int main(void)
