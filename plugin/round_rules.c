@@ -117,13 +117,13 @@ static sc_verdict flush_verdict(const sc_track *t, const sc_rules *r)
 {
     if (flush_complete(t, r)) return sc_track_has_news(t) ? SC_CLOSE : SC_WAIT;
     int news = 0;
+    long cap = t->flush_upto - 1;   /* as sc_round_close counts while the flush is pending */
     for (int i = 0; i < t->n; i++) {
-        int is_fresh = capped(t, r, i, t->flush_upto - 1) > t->included[i];
+        int is_fresh = capped(t, r, i, cap) > t->included[i];
         news |= is_fresh;
         /* the staleness bound holds here too, for ranks still computing */
         int blocked = r->blocked_at && r->blocked_at[i] != -1;
-        if (!is_fresh && !blocked && !gone(r, i) && !held_whole(t, r, i, t->flush_upto - 1) &&
-            t->absent[i] >= r->staleness)
+        if (!is_fresh && !blocked && !gone(r, i) && !held_whole(t, r, i, cap) && t->absent[i] >= r->staleness)
             return SC_WAIT;
     }
     return news ? SC_CLOSE : SC_WAIT;

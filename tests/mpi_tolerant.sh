@@ -200,7 +200,7 @@ for mode in $MODES; do
         # on both sides (a conservation failure seen once in CI).  World
         # rank 3 a child from step 30, a new topology every step after 33
         # (whichever step the flush falls on), rank 5 slow to the end: on
-        # cb35191 this lost a step of rank 3's buffers in 6 runs of 10.
+        # cb35191 this lost a step of rank 3's buffers in 4 runs of 10.
         tolerant_job auto-nb-child-flush auto STARCOLL_FUSE_SHARE=1 \
             STARCOLL_SCHEDULE=30:groups:3+7,33:groups:3,34:groups:3+7,35:groups:3,36:groups:3+7,37:groups:3,38:groups:3+7,39:groups:3,40:groups:3+7 \
             -- --pattern persistent --slow-rank 5 --nonblocking waitall
@@ -209,7 +209,7 @@ for mode in $MODES; do
         # had dropped what it held at the change, and the round claimed calls
         # nobody summed.  World rank 3 a child of rank 0 from step 8 on, a
         # new topology at every step, jitter: on 1feae2c a step was lost in
-        # 5 runs of 10 (6 of 10 on cb35191).
+        # 5 runs of 10 (8 of 10 on cb35191).
         sched=$(awk 'BEGIN {for (i = 8; i <= 44; i++) printf "%s%d:groups:%s", (i > 8 ? "," : ""), i, (i % 2 ? "3" : "3+7")}')
         tolerant_job auto-nb-child-same-parent auto STARCOLL_FUSE_SHARE=1 STARCOLL_SCHEDULE="$sched" -- --pattern jitter \
             --nonblocking waitall
