@@ -203,7 +203,7 @@ soak soak-quiet 3200 10 "soak, quiet machine" 100000
 # far below the stalls of tens of seconds they made.  Every tensor fused
 # (STARCOLL_FUSE_SHARE=1; at the 1 MiB default all four are under the
 # size), as this soak has run since 1 MiB became the default: unfused, a
-# rare stall of up to 10 s is known and not yet fixed (README, "Limits").
+# stall of 10 s to minutes is known and not yet fixed (README, "Limits").
 SOAK_ENV=STARCOLL_FUSE_SHARE=1 soak soak-two-comms 800 10 "soak, two communicators, every tensor fused" 50000 --two-comms
 # ... small tensors, every one fused: a flush or a catch-up on one
 # communicator used to wait for calls a rank had made fused, or staged,
