@@ -238,8 +238,14 @@ for mode in $MODES; do
     SC_K=5 SC_BOUND=2 tolerant_job "$mode-sleep3" "$mode" STARCOLL_STALENESS=2 STARCOLL_QUORUM=5 -- --pattern sleep3 --steps 24
     if sc_preloading && [ "$mode" = quorum ]; then
         s=$(sc_totals "$mode-sleep3" max_staleness)
+        # Seen once in 14 CI runs and in 1 of 20 beside a one-core CPU hog
+        # (staleness 1, 8 more rounds than usual, no stall rule): not
+        # understood yet, so the report goes to the log (README, "Limits").
         if [ "$s" = 2 ]; then ok "$mode-sleep3: the others went on for the whole bound (2 rounds) before waiting"
-        else fail "$mode-sleep3: staleness reached '$s', expected the bound 2"; fi
+        else
+            fail "$mode-sleep3: staleness reached '$s', expected the bound 2"
+            sc_show "$mode-sleep3"
+        fi
     fi
     # Ragged ends: rank r stops 3r steps early; the last rank ends with every buffer.
     dir="$SC_WORK/ragged-$mode"
