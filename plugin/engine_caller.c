@@ -359,8 +359,7 @@ static int off_in_rounds(sc_engine *e, int slot, long pos, uint64_t shape, sc_of
     e->verdict = 0;
     e->verdict_rank = -1;
     pthread_mutex_unlock(&e->mu);
-    long note[NOTE_LEN] = {NOTE_OFF, slot, (long)shape, 0, -1, pos, -1};
-    int rc = PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+    int rc = sc_engine_send_note(e, NOTE_OFF, slot, (long)shape, 0, -1, pos);
     if (rc != MPI_SUCCESS) return rc;
     pthread_mutex_lock(&e->mu);
     double t0 = sc_wait_begin(e);
@@ -435,17 +434,21 @@ int sc_engine_direct(sc_engine *e)
 
 sc_away_fn sc_engine_away_hook;
 
+int sc_engine_send_note(sc_engine *e, long kind, long slot, long count, long flags, int for_rank, long pos)
+{
+    /* for a child: only its parent's engine thread, which owns the epoch */
+    long note[NOTE_LEN] = {kind, slot, count, flags, for_rank, pos, for_rank >= 0 ? e->epoch : -1};
+    return PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+}
+
 int sc_engine_note(sc_engine *e, long kind)
 {
-    long note[NOTE_LEN] = {kind, 0, 0, 0, -1, 0, -1};
-    return PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+    return sc_engine_send_note(e, kind, 0, 0, 0, -1, 0);
 }
 
 int sc_engine_deposit_note(sc_engine *e, int slot, long count, long flags, int for_rank, long pos)
 {
-    /* for a child: only its parent's engine thread, which owns the epoch */
-    long note[NOTE_LEN] = {NOTE_DEPOSIT, slot, count, flags, for_rank, pos, for_rank >= 0 ? e->epoch : -1};
-    return PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl);
+    return sc_engine_send_note(e, NOTE_DEPOSIT, slot, count, flags, for_rank, pos);
 }
 
 /* A notice that this rank blocks in MPI elsewhere, or is back: its

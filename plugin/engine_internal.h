@@ -244,6 +244,9 @@ int sc_recv_next(MPI_Comm comm, int tag, MPI_Datatype dt, void *buf, int count, 
 /* Records the first MPI error of the engine (rc != MPI_SUCCESS) and wakes
  * the application thread, which returns it; returns rc != MPI_SUCCESS. */
 int sc_engine_failed(sc_engine *e, int rc);
+/* A notice to the coordinator, every field of it (NOTE_KIND ... NOTE_POS;
+ * NOTE_EPOCH is filled here): the one place a notice is made. */
+int sc_engine_send_note(sc_engine *e, long kind, long slot, long count, long flags, int for_rank, long pos);
 /* A notice of `kind` (NOTE_*, no slot) from this rank to the coordinator. */
 int sc_engine_note(sc_engine *e, long kind);
 /* A NOTE_DEPOSIT notice: rank for_rank's (-1: this rank's) `count` calls

@@ -270,8 +270,7 @@ int sc_stall_progress(sc_engine *e)
         if (e->rank == e->coord) {
             sc_stall_alarm(e, e->rank, waited);
         } else {
-            long note[NOTE_LEN] = {NOTE_STALLED, 0, (long)(waited * 1e3), 0, -1, 0, -1};
-            if (sc_engine_failed(e, PMPI_Send(note, NOTE_LEN, MPI_LONG, e->coord, TAG_NOTE, e->ctrl))) return 1;
+            if (sc_engine_failed(e, sc_engine_send_note(e, NOTE_STALLED, 0, (long)(waited * 1e3), 0, -1, 0))) return 1;
         }
         moved = 1;
     }
