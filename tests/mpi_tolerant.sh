@@ -128,6 +128,11 @@ tolerant_job() {
     else fail "$name: no call ran in $mode"; fi
 }
 
+# sleep3_job NAME MODE: one rank asleep 3 s (below), staleness bound 2, quorum 5.
+sleep3_job() {
+    SC_K=5 SC_BOUND=2 tolerant_job "$1" "$2" STARCOLL_STALENESS=2 STARCOLL_QUORUM=5 -- --pattern sleep3 --steps 24
+}
+
 for mode in $MODES; do
     for p in none persistent jitter burst onset; do
         tolerant_job "$mode-$p" "$mode" -- --pattern "$p"
@@ -235,7 +240,7 @@ for mode in $MODES; do
     # Quorum 5 of 8, not 7: with 7, a second rank one call behind when the
     # sleeper stops (a loaded machine) leaves 6 fresh buffers, and the rounds
     # rightly wait for the sleeper before it has missed the bound.
-    SC_K=5 SC_BOUND=2 tolerant_job "$mode-sleep3" "$mode" STARCOLL_STALENESS=2 STARCOLL_QUORUM=5 -- --pattern sleep3 --steps 24
+    sleep3_job "$mode-sleep3" "$mode"
     if sc_preloading && [ "$mode" = quorum ]; then
         s=$(sc_totals "$mode-sleep3" max_staleness)
         # Seen once in 14 CI runs and in 1 of 20 beside a one-core CPU hog
@@ -245,8 +250,7 @@ for mode in $MODES; do
         if [ "$s" != 2 ]; then
             echo "    $mode-sleep3: staleness reached '$s', not the bound 2; its report, and one more attempt"
             sc_show "$mode-sleep3"
-            SC_K=5 SC_BOUND=2 tolerant_job "$mode-sleep3-again" "$mode" STARCOLL_STALENESS=2 STARCOLL_QUORUM=5 -- \
-                --pattern sleep3 --steps 24
+            sleep3_job "$mode-sleep3-again" "$mode"
             s=$(sc_totals "$mode-sleep3-again" max_staleness)
         fi
         if [ "$s" = 2 ]; then ok "$mode-sleep3: the others went on for the whole bound (2 rounds) before waiting"
