@@ -31,7 +31,7 @@
  * usage: starcoll_loops [--loop fresh|moving|own|staging] [--counts C1,C2,...]
  *          [--model FILE [--scale N]] [--loss] [--in-place] [--steps N] [--warmup N] [--compute-ms MS]
  *          [--slow-rank R] [--slow-factor F] [--extra-call STEP]
- *          [--stop-at STEP --stop-s S] [--two-comms [--halves-in-order] [--disconnect]] [--soak] [--bound-s S]
+ *          [--stop-at STEP --stop-s S [--freeze]] [--two-comms [--halves-in-order] [--disconnect]] [--soak] [--bound-s S]
  *          [--comm-thread] [--same-results] [--end-call CALL [--call-every N]]
  * --bound-s S: no single MPI_Allreduce may take over S seconds, less the
  *         time the process did not run at all meanwhile (machine_pause.h);
@@ -44,7 +44,10 @@
  *         eligible call (another shape) at STEP: it must be refused with an
  *         error, nothing may hang, and the run goes on.
  * --stop-at STEP --stop-s S: rank --slow-rank stops calling for S seconds
- *         at STEP (the stall watchdog must name it).
+ *         at STEP (the stall watchdog must name it).  --freeze: its whole
+ *         process stops instead (SIGSTOP; a helper process sends SIGCONT
+ *         S seconds later), every thread of it, as a node a debugger or
+ *         the kernel stops: its engine threads take no part meanwhile.
  * --two-comms: the world and each half of it (even and odd ranks);
  *         --halves-in-order: the lower and upper halves instead.
  *         --disconnect: the half parted by MPI_Comm_disconnect, not
@@ -97,12 +100,16 @@
 #include <time.h>
 #include <pthread.h>
 #include <unistd.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <fcntl.h>
 
 #define MAX_TENSORS 2048
 
 static int rank, size, ntensors = 4, loss = 0, in_place = 0, steps = 60, warmup = 15;
 static long counts[MAX_TENSORS] = {65536, 32768, 16384, 49152};
 static double compute_ms = 10, slow_factor = 1, stop_s = 0;
+static int freeze;
 static int slow_rank = -1, extra_call = -1, stop_at = -1;
 static const char *loop = "fresh", *model = NULL;
 static long scale = 1;
@@ -128,6 +135,45 @@ static void sleep_ms(double ms)
     if (ms <= 0) return;
     struct timespec ts = {(time_t)(ms / 1000), (long)(fmod(ms, 1000) * 1e6)};
     while (nanosleep(&ts, &ts) != 0) {}
+}
+
+/* A process's state letter from /proc (T: stopped), or '?'.  Called in a
+ * forked child of a threaded process: open and read only, no stdio. */
+static char proc_state(const char *stat_path)
+{
+    char buf[512];
+    int fd = open(stat_path, O_RDONLY);
+    if (fd < 0) return '?';
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return '?';
+    buf[n] = 0;
+    const char *close_paren = strrchr(buf, ')');   /* the name may hold spaces */
+    return close_paren && close_paren[1] == ' ' ? close_paren[2] : '?';
+}
+
+/* --freeze: this whole process stops for s seconds.  The helper waits
+ * until it has stopped before it starts counting, so its SIGCONT cannot
+ * come first and be lost; it calls nothing of MPI's. */
+static void freeze_self(double s)
+{
+    char stat_path[64];
+    pid_t me = getpid();
+    snprintf(stat_path, sizeof stat_path, "/proc/%ld/stat", (long)me);
+    pid_t helper = fork();
+    if (helper == 0) {
+        for (int i = 0; i < 1000 && proc_state(stat_path) != 'T'; i++) sleep_ms(10);
+        sleep_ms(s * 1e3);
+        kill(me, SIGCONT);
+        _exit(0);
+    }
+    if (helper < 0) {
+        fprintf(stderr, "starcoll_loops: fork for --freeze failed; rank %d sleeps instead\n", rank);
+        sleep_ms(s * 1e3);
+        return;
+    }
+    raise(SIGSTOP);
+    waitpid(helper, NULL, 0);
 }
 
 /* A check over all ranks (a plain reduction and a broadcast: neither is
@@ -585,7 +631,10 @@ static void *run_loop(void *arg)
             if (s % 71 == 40) MPI_CHECK(MPI_Pcontrol(1));
         }
         sleep_ms(ms);
-        if (s == stop_at && me_slow()) sleep_ms(stop_s * 1e3);
+        if (s == stop_at && me_slow()) {
+            if (freeze) freeze_self(stop_s);
+            else sleep_ms(stop_s * 1e3);
+        }
         for (int c = 0; c < r->nst; c++) one_step(&r->st[c], s, 0, &r->loss_ok);
         if (end_call && call_every > 0 && (s + 1) % call_every == 0) r->end_ok &= make_end_call(end_call);
         if (soak && s % 53 == 17) {
@@ -650,6 +699,7 @@ int main(int argc, char **argv)
         else if (v && !strcmp(o, "--extra-call")) extra_call = atoi(argv[++a]);
         else if (v && !strcmp(o, "--stop-at")) stop_at = atoi(argv[++a]);
         else if (v && !strcmp(o, "--stop-s")) stop_s = atof(argv[++a]);
+        else if (!strcmp(o, "--freeze")) freeze = 1;
         else if (!strcmp(o, "--two-comms")) two_comms = 1;
         else if (!strcmp(o, "--halves-in-order")) halves_in_order = 1;
         else if (!strcmp(o, "--disconnect")) disconnect = 1;

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "kernels.h"
 #include "report.h"
+#include "stall_sentinel.h"
 
 static int keyval = MPI_KEYVAL_INVALID;
 static sc_comm *live;   /* every communicator with state, newest first */
@@ -324,6 +325,17 @@ void sc_comm_set_engine(sc_comm *cs, sc_engine *e)
     cs->engine = e;
     __atomic_add_fetch(&engines_running, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&live_mu);
+    sc_sentinel_start();
+}
+
+int sc_comm_look_engines(double now, sc_engine_view *views, int max)
+{
+    int n = 0;
+    pthread_mutex_lock(&live_mu);   /* an engine stays while it is listed */
+    for (sc_comm *cs = live; cs && n < max; cs = cs->next_live)
+        if (cs->engine) sc_engine_look(cs->engine, now, &views[n++]);
+    pthread_mutex_unlock(&live_mu);
+    return n;
 }
 
 int sc_comm_enter(sc_comm *cs)

@@ -80,6 +80,9 @@ void sc_comm_away(sc_engine *except, int away, int what);
 int sc_comm_engines(void);
 /* cs's engine is e, just started (NULL: none started; nothing changes). */
 void sc_comm_set_engine(sc_comm *cs, sc_engine *e);
+/* The stall sentinel's look at every running engine (sc_engine_look), at
+ * most max; returns how many. */
+int sc_comm_look_engines(double now, sc_engine_view *views, int max);
 /* The same, 0 before MPI_Init or after MPI_Finalize. */
 int sc_comm_engines_here(void);
 /* A call on cs starts (1; 0: another thread's call on cs is under way)

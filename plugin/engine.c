@@ -177,7 +177,9 @@ void sc_run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode mod
         sc_groups_take_children(e, s, incl);
         src = sl->scratch;
     }
+    sc_stall_round(e, s, seq);
     int rc = sc_groups_ring_allreduce(e, mode, src == dst ? MPI_IN_PLACE : src, dst, s);
+    sc_stall_round(e, -1, 0);
     if (rc == MPI_SUCCESS && sc_rt.policy.scale_fresh && fresh > 0)
         sc_scale(dst, (size_t)sl->count, sl->dk, (double)e->n / (double)fresh);
     if (rc == MPI_SUCCESS) sc_groups_owe(e, s, dst, incl, seq);

@@ -108,6 +108,23 @@ enum { SC_AWAY_OTHER = 0, SC_AWAY_BARRIER, SC_AWAY_BCAST, SC_AWAY_REDUCE, SC_AWA
 /* what a rank away in call `what` is doing: "in MPI_Barrier" */
 const char *sc_away_name(int what);
 void sc_engine_away(sc_engine *e, int away, int what);
+
+/* Seconds on the monotonic clock (no MPI call). */
+double sc_now(void);
+
+/* For the stall sentinel (stall_sentinel.c), which calls nothing of MPI's:
+ * what this engine's threads do at `now`.  app: its application thread,
+ * one phrase.  speak: its engine thread has been silent past
+ * STARCOLL_STALL while the application thread waits, and this rank says
+ * so now (it coordinates, or STARCOLL_VERBOSE >= 2): engine holds the
+ * line's start, next_s the silence at which it speaks again. */
+typedef struct sc_engine_view {
+    int speak;
+    double next_s;
+    char engine[400];
+    char app[200];
+} sc_engine_view;
+void sc_engine_look(sc_engine *e, double now, sc_engine_view *v);
 /* Set by the plugin: called around a wait inside sc_engine_call, so the
  * engines of the other communicators learn the same. */
 typedef void (*sc_away_fn)(sc_engine *waiting_in, int away);

@@ -235,7 +235,6 @@ struct sc_engine {
     sc_engine_stats stats;
 };
 
-double sc_now(void);
 int sc_exact_mode(sc_mode m);
 /* The next message with `tag` on comm from any rank, if one is waiting:
  * 1 with it in buf (count items of dt) and its sender in *src, 0 when none
@@ -370,6 +369,9 @@ void sc_stall_app(sc_engine *e, sc_app_state state, int slot, long pos, int what
 /* Engine thread, each loop: the alarm, answers, and (coordinator) the
  * line; 1 when something moved. */
 int sc_stall_progress(sc_engine *e);
+/* Engine thread: entering (slot >= 0) and leaving (-1) a round's reduction,
+ * for the sentinel's line. */
+void sc_stall_round(sc_engine *e, int slot, long seq);
 /* Coordinator: rank r has waited `waited` seconds. */
 void sc_stall_alarm(sc_engine *e, int r, double waited);
 /* Coordinator: its books to stderr (STARCOLL_VERBOSE=2); with_answers:

@@ -4,7 +4,12 @@
  * every rank's engine thread what its application thread does (in a call
  * at which position, computing since when, blocked in which collective,
  * departed) and prints one line naming the ranks it waits for.  Again at
- * twice the interval each time; it never stops the job. */
+ * twice the interval each time; it never stops the job.
+ *
+ * The engine thread can itself be held in an MPI call (a round's
+ * reduction waits for every ring member's engine thread), and then the
+ * watchdog is mute.  It leaves a heartbeat and says which round it is in;
+ * the process's sentinel thread (stall_sentinel.c) reads them. */
 #include "engine_internal.h"
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,6 +32,13 @@ struct sc_stall {
     double stalled_for;
     long query;
     long *answers;   /* n x ST_LEN; ST_STATE -1: no answer yet */
+    /* this rank's engine thread, for the sentinel */
+    double beat;               /* its last loop */
+    int round_slot;            /* in the reduction of this slot's round; -1 not */
+    long round_seq;
+    double sentinel_next;      /* silence (s) at which the sentinel speaks next */
+    double sentinel_spoke;     /* when the silence it spoke of began; 0: it has not */
+    char sentinel_what[120];   /* ... and what the thread was in */
 };
 
 int sc_stall_init(sc_engine *e)
@@ -38,6 +50,9 @@ int sc_stall_init(sc_engine *e)
     w->next_alarm = sc_rt.policy.stall_s;
     w->interval = sc_rt.policy.stall_s;
     w->stalled_rank = -1;
+    w->beat = w->since;
+    w->round_slot = -1;
+    w->sentinel_next = sc_rt.policy.stall_s;
     w->answers = calloc((size_t)e->n * ST_LEN, sizeof(long));
     if (!w->answers) {
         free(w);
@@ -247,6 +262,91 @@ static void print_line(sc_engine *e)
     if (sc_rt.policy.verbose >= 2) sc_stall_books(e, 1);
 }
 
+/* The engine thread loops: a heartbeat, and where the sentinel spoke of
+ * its silence, the line that ends it (so a log read later says how long). */
+static void beat(sc_engine *e)
+{
+    struct sc_stall *w = e->stall;
+    char what[sizeof w->sentinel_what];
+    double now = sc_now(), began;
+    pthread_mutex_lock(&w->mu);
+    w->beat = now;
+    w->sentinel_next = sc_rt.policy.stall_s;
+    began = w->sentinel_spoke;
+    w->sentinel_spoke = 0;
+    memcpy(what, w->sentinel_what, sizeof what);
+    pthread_mutex_unlock(&w->mu);
+    if (began > 0) {
+        char comm_name[64];
+        fprintf(stderr, "starcoll: %s: world rank %d's engine thread is back after %.1f s %s\n",
+                sc_comm_label(e, comm_name, sizeof comm_name), sc_rt.world_rank, now - began, what);
+    }
+}
+
+void sc_stall_round(sc_engine *e, int slot, long seq)
+{
+    struct sc_stall *w = e->stall;
+    pthread_mutex_lock(&w->mu);
+    w->round_slot = slot;
+    w->round_seq = seq;
+    pthread_mutex_unlock(&w->mu);
+}
+
+void sc_engine_look(sc_engine *e, double now, sc_engine_view *v)
+{
+    struct sc_stall *w = e->stall;
+    char comm_name[64];
+    v->speak = 0;
+    v->engine[0] = v->app[0] = 0;
+    if (!w) return;
+    sc_comm_label(e, comm_name, sizeof comm_name);
+    pthread_mutex_lock(&w->mu);
+    long a[ST_LEN] = {0};
+    a[ST_STATE] = w->state;
+    a[ST_WHAT] = w->what;
+    double waited = now - w->since, silent = now - w->beat;
+    int waits = w->state == SC_APP_IN_CALL || w->state == SC_APP_OFF || w->state == SC_APP_AWAY;
+    const char *me = e->comm_label;   /* short: the line names the communicator in full first */
+    if (w->state == SC_APP_IN_CALL || w->state == SC_APP_OFF)
+        snprintf(v->app, sizeof v->app, "comm %s's application thread %s for %.1f s (tensor %d, call %ld)", me,
+                 state_name(a), waited, w->slot + 1, w->pos);
+    else if (w->state == SC_APP_COMPUTING)
+        snprintf(v->app, sizeof v->app, "comm %s's application thread computing for %.1f s since its last call", me,
+                 waited);
+    else if (w->state == SC_APP_AWAY)
+        snprintf(v->app, sizeof v->app, "comm %s's application thread %s for %.1f s", me, state_name(a), waited);
+    else
+        snprintf(v->app, sizeof v->app, "comm %s's application thread %s", me, state_name(a));
+    /* Speak where the engine thread has been silent past the threshold
+     * while the application thread waits (a long compute holds nothing
+     * up); once per doubling, as the watchdog does. */
+    double stall = sc_rt.policy.stall_s;
+    int says = e->rank == e->coord || sc_rt.policy.verbose >= 2;   /* one line per communicator, as the watchdog's */
+    if (stall > 0 && waits && waited >= stall && silent >= w->sentinel_next) {
+        if (w->round_slot >= 0)
+            snprintf(w->sentinel_what, sizeof w->sentinel_what, "from the reduction of round %ld of tensor %d",
+                     w->round_seq, w->round_slot + 1);
+        else
+            snprintf(w->sentinel_what, sizeof w->sentinel_what, "from an MPI call");
+        v->speak = says;
+        w->sentinel_next = 2 * silent;
+        v->next_s = w->sentinel_next;
+        if (!w->sentinel_spoke && says) w->sentinel_spoke = w->beat;
+        if (w->round_slot >= 0)
+            snprintf(v->engine, sizeof v->engine,
+                     "starcoll: %s: no word from world rank %d's engine thread for %.0f s: it is in the reduction of "
+                     "round %ld of tensor %d, which needs the engine thread of every rank in the ring (one stopped, "
+                     "starved of CPU or blocked holds it), and the stall watchdog it runs cannot ask the other ranks",
+                     comm_name, sc_rt.world_rank, silent, w->round_seq, w->round_slot + 1);
+        else
+            snprintf(v->engine, sizeof v->engine,
+                     "starcoll: %s: no word from world rank %d's engine thread for %.0f s: it is in an MPI call "
+                     "(or gets no CPU), and the stall watchdog it runs cannot ask the other ranks",
+                     comm_name, sc_rt.world_rank, silent);
+    }
+    pthread_mutex_unlock(&w->mu);
+}
+
 int sc_stall_progress(sc_engine *e)
 {
     struct sc_stall *w = e->stall;
@@ -258,7 +358,8 @@ int sc_stall_progress(sc_engine *e)
         if (sc_engine_failed(e, PMPI_Send(a, ST_LEN + 1, MPI_LONG, src, TAG_STATUS, e->ctrl))) return 1;
         moved = 1;
     }
-    if (sc_rt.policy.stall_s <= 0) return moved;
+    if (sc_rt.policy.stall_s <= 0) return moved;   /* no watchdog, no sentinel */
+    beat(e);
     double now = sc_now(), waited = 0;
     pthread_mutex_lock(&w->mu);
     if ((w->state == SC_APP_IN_CALL || w->state == SC_APP_OFF) && now - w->since >= w->next_alarm) {

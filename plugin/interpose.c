@@ -12,6 +12,7 @@
 #include "device.h"
 #include "nccl.h"
 #include "comm_state.h"
+#include "stall_sentinel.h"
 #include "polite_wait.h"
 #include "eligibility.h"
 #include "mode_hier.h"
@@ -133,6 +134,7 @@ int MPI_Finalize(void)
          * left, so the report's collectives and PMPI_Finalize follow on
          * all ranks together. */
         sc_comm_stop_all_engines();
+        sc_sentinel_stop();
         sc_comm_count_carries();
         sc_report_write();
         sc_comm_finalize();
