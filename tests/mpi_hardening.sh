@@ -17,6 +17,9 @@
 #                       1 MiB fusion), quiet and beside stress-ng --cpu 4;
 #   machine pauses      every rank stopped (SIGSTOP) is taken out of the
 #                       bound; a rank that stops calling is not;
+#   stall sentinel      one rank's process stopped holds the coordinator's
+#                       engine thread in a reduction, where the watchdog is
+#                       mute: the sentinel thread says so while it lasts;
 #   stall rule          rounds that cannot reach their quorum for 10 s close
 #                       below it: the coordinator says so once, whichever
 #                       rank it is and on whichever communicator, the others
@@ -258,6 +261,32 @@ else
     fail "a rank that stops calling for 2 s: longest call ${longest:-none} s, machine_pause_s=${paused:-none}"
     sc_show pause-waited
 fi
+# ---- stall sentinel ---------------------------------------------------------
+# One rank's whole process stopped for 8 s (SIGSTOP; engine threads too):
+# the coordinator's engine thread waits in a round's reduction, which needs
+# every ring member's engine thread, and the stall watchdog runs on that
+# thread.  Before the sentinel thread (stall_sentinel.c) nothing was said
+# until the stop ended (one line at 8.5 s, "has waited 8 s").  Now the
+# coordinator's sentinel names the reduction and what its application
+# thread waits for from 2 s, again at a doubled silence, and the engine
+# thread says when it is back.  Rank 3 computes twice as long, so it is
+# not the coordinator (placed by the least load while learning).
+sc_job sentinel-frozen 4 -x STARCOLL_MODE=quorum -x STARCOLL_STALL=2 "$loops" --loop fresh --steps 60 --compute-ms 5 \
+    --slow-rank 3 --slow-factor 2 --stop-at 20 --stop-s 8 --freeze
+sc_adopt sentinel-frozen $? "a rank's process stopped 8 s"
+err="$SC_WORK/sentinel-frozen.err"
+first=$(grep -n "^starcoll: comm 0: no word from world rank [0-2]'s engine thread for [2-4] s: it is in the reduction of round [0-9]* of tensor [1-4], .* In this process: comm 0's application thread in MPI_Allreduce for [0-9.]* s (tensor [1-4], call [0-9]*)" "$err" | head -n 1 | cut -d: -f1)
+back=$(grep -n "^starcoll: comm 0: world rank [0-2]'s engine thread is back after [0-9.]* s from the reduction of round" "$err" | head -n 1 | cut -d: -f1)
+back_s=$(sed -n "s/^starcoll: comm 0: world rank [0-2]'s engine thread is back after \([0-9.]*\) s .*/\1/p" "$err" | head -n 1)
+said=$(grep -c "no word from world rank" "$err")
+if [ -n "$first" ] && [ -n "$back" ] && [ "$first" -lt "$back" ] && [ "$said" -ge 2 ] && [ "$said" -le 4 ] &&
+    awk -v b="${back_s:-0}" 'BEGIN { exit !(b >= 6 && b < 20) }'; then
+    ok "a rank's process stopped 8 s: the coordinator's sentinel said so while it lasted ($said lines, from 2 s), and the engine thread was back after $back_s s"
+else
+    fail "a rank's process stopped 8 s: sentinel lines ${said:-0} (first at line ${first:-none} of stderr), back ${back_s:-never} (line ${back:-none})"
+    sc_show sentinel-frozen
+fi
+
 # ---- stall rule -------------------------------------------------------------
 # A tolerant round waits for its quorum.  Ranks it cannot hear from for 10 s
 # (blocked in a call starcoll cannot see, or not running) would hold the
