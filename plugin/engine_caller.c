@@ -165,8 +165,11 @@ static int engine_call(sc_engine *e, int slot, long pos, const void *sendbuf, vo
     double t_in = sc_now();
     *first_off = -1;
     if (pending) *pending = 0;
-    if (slot == 0) step_boundary(e, t_in);
+    /* in the call from here on: the step boundary sends the features (a
+     * blocking send), and a watchdog must not call a rank held there
+     * "computing" */
     sc_stall_app(e, SC_APP_IN_CALL, slot, pos, 0);
+    if (slot == 0) step_boundary(e, t_in);
     pthread_mutex_lock(&e->mu);
     wait_nonblocking(e, sl);
     int went_direct = 0;
