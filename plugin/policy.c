@@ -287,7 +287,7 @@ int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
         /* a plain number is seconds here: stalls are long */
         double t;
         if (parse_decimal(v, 's', &t) == 0 && t <= 1e6) p->stall_s = t;
-        else BAD("STARCOLL_STALL", v, "seconds >= 0 (0 turns the stall watchdog off)", "30");
+        else BAD("STARCOLL_STALL", v, "seconds >= 0 (0 turns the stall watchdog and sentinel off)", "30");
     }
     if ((v = get("STARCOLL_CUDA"))) {
         if (strcmp(v, "auto") == 0) p->cuda_off = 0;

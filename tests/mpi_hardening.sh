@@ -287,6 +287,18 @@ else
     sc_show sentinel-frozen
 fi
 
+# STARCOLL_STALL=0 turns the sentinel off with the watchdog: no line.
+sc_job sentinel-off 4 -x STARCOLL_MODE=quorum -x STARCOLL_STALL=0 "$loops" --loop fresh --steps 40 --compute-ms 5 \
+    --slow-rank 3 --slow-factor 2 --stop-at 15 --stop-s 3 --freeze
+sc_adopt sentinel-off $? "a rank's process stopped 3 s, STARCOLL_STALL=0"
+said=$(grep -c "no word from\|engine thread is back\|stalled:" "$SC_WORK/sentinel-off.err")
+if [ "$said" = 0 ]; then
+    ok "a rank's process stopped 3 s, STARCOLL_STALL=0: no sentinel or watchdog line"
+else
+    fail "a rank's process stopped 3 s, STARCOLL_STALL=0: $said sentinel or watchdog line(s)"
+    sc_show sentinel-off
+fi
+
 # ---- stall rule -------------------------------------------------------------
 # A tolerant round waits for its quorum.  Ranks it cannot hear from for 10 s
 # (blocked in a call starcoll cannot see, or not running) would hold the
