@@ -271,9 +271,14 @@ fi
 # thread waits for from 2 s, again at a doubled silence, and the engine
 # thread says when it is back.  Rank 3 computes twice as long, so it is
 # not the coordinator (placed by the least load while learning).
-sc_job sentinel-frozen 4 -x STARCOLL_MODE=quorum -x STARCOLL_STALL=2 "$loops" --loop fresh --steps 60 --compute-ms 5 \
-    --slow-rank 3 --slow-factor 2 --stop-at 20 --stop-s 8 --freeze
-sc_adopt sentinel-frozen $? "a rank's process stopped 8 s"
+# frozen_job NAME STALL STEPS STOP_AT STOP_S LABEL: 4 ranks in quorum, rank
+# 3's whole process stopped STOP_S seconds at step STOP_AT (--freeze)
+frozen_job() {
+    sc_job "$1" 4 -x STARCOLL_MODE=quorum -x STARCOLL_STALL="$2" "$loops" --loop fresh --steps "$3" --compute-ms 5 \
+        --slow-rank 3 --slow-factor 2 --stop-at "$4" --stop-s "$5" --freeze
+    sc_adopt "$1" $? "$6"
+}
+frozen_job sentinel-frozen 2 60 20 8 "a rank's process stopped 8 s"
 err="$SC_WORK/sentinel-frozen.err"
 first=$(grep -n "^starcoll: comm 0: no word from world rank [0-2]'s engine thread for [2-4] s: it is in the reduction of round [0-9]* of tensor [1-4], .* In this process: comm 0's application thread in MPI_Allreduce for [0-9.]* s (tensor [1-4], call [0-9]*)" "$err" | head -n 1 | cut -d: -f1)
 back=$(grep -n "^starcoll: comm 0: world rank [0-2]'s engine thread is back after [0-9.]* s from the reduction of round" "$err" | head -n 1 | cut -d: -f1)
@@ -288,9 +293,7 @@ else
 fi
 
 # STARCOLL_STALL=0 turns the sentinel off with the watchdog: no line.
-sc_job sentinel-off 4 -x STARCOLL_MODE=quorum -x STARCOLL_STALL=0 "$loops" --loop fresh --steps 40 --compute-ms 5 \
-    --slow-rank 3 --slow-factor 2 --stop-at 15 --stop-s 3 --freeze
-sc_adopt sentinel-off $? "a rank's process stopped 3 s, STARCOLL_STALL=0"
+frozen_job sentinel-off 0 40 15 3 "a rank's process stopped 3 s, STARCOLL_STALL=0"
 said=$(grep -c "no word from\|engine thread is back\|stalled:" "$SC_WORK/sentinel-off.err")
 if [ "$said" = 0 ]; then
     ok "a rank's process stopped 3 s, STARCOLL_STALL=0: no sentinel or watchdog line"
