@@ -124,6 +124,18 @@ void sc_stall_alarm(sc_engine *e, int r, double waited)
     w->stalled_for = waited;
 }
 
+/* In an MPI_Allreduce on the communicator, on the pattern or off it. */
+static int in_call(long state)
+{
+    return state == SC_APP_IN_CALL || state == SC_APP_OFF;
+}
+
+/* Rank q's answer says it is in a call, and it has not left. */
+static int calling(const sc_engine *e, const long *answers, int q)
+{
+    return in_call(answers[q * ST_LEN + ST_STATE]) && !e->gone[q];
+}
+
 static const char *state_name(const long *a)
 {
     switch (a[ST_STATE]) {
@@ -216,8 +228,7 @@ static void print_line(sc_engine *e)
     int named = 0, in_call = 0;
     for (int q = 0; q < e->n; q++) {
         const long *a = w->answers + q * ST_LEN;
-        int calling = a[ST_STATE] == SC_APP_IN_CALL || a[ST_STATE] == SC_APP_OFF;
-        if (calling && !e->gone[q]) {
+        if (calling(e, w->answers, q)) {
             in_call++;
             continue;
         }
@@ -238,19 +249,16 @@ static void print_line(sc_engine *e)
     const char *sep = named ? "; in MPI_Allreduce on it:" : ":";
     for (int q = 0; q < e->n && in_call && at + 80 < sizeof line; q++) {
         const long *a = w->answers + q * ST_LEN;
-        if (!(a[ST_STATE] == SC_APP_IN_CALL || a[ST_STATE] == SC_APP_OFF) || e->gone[q]) continue;
+        if (!calling(e, w->answers, q)) continue;
         int first = 1;
-        for (int p = 0; p < q; p++) {
-            const long *b = w->answers + p * ST_LEN;
-            first &= !((b[ST_STATE] == SC_APP_IN_CALL || b[ST_STATE] == SC_APP_OFF) && !e->gone[p] && b[ST_POS] == a[ST_POS]);
-        }
+        for (int p = 0; p < q; p++)
+            first &= !(calling(e, w->answers, p) && w->answers[p * ST_LEN + ST_POS] == a[ST_POS]);
         if (!first) continue;
         append(line, sizeof line, &at, "%s rank(s) %s", sep,
                rank_number(e, q, rank_name, sizeof rank_name));
         sep = ";";
         for (int p = q + 1; p < e->n && at + 40 < sizeof line; p++) {
-            const long *b = w->answers + p * ST_LEN;
-            if ((b[ST_STATE] == SC_APP_IN_CALL || b[ST_STATE] == SC_APP_OFF) && !e->gone[p] && b[ST_POS] == a[ST_POS])
+            if (calling(e, w->answers, p) && w->answers[p * ST_LEN + ST_POS] == a[ST_POS])
                 append(line, sizeof line, &at, ",%s", rank_number(e, p, rank_name, sizeof rank_name));
         }
         append(line, sizeof line, &at, " at call %ld (tensor %ld)%s", a[ST_POS], a[ST_SLOT] + 1,
@@ -305,9 +313,9 @@ void sc_engine_look(sc_engine *e, double now, sc_engine_view *v)
     a[ST_STATE] = w->state;
     a[ST_WHAT] = w->what;
     double waited = now - w->since, silent = now - w->beat;
-    int waits = w->state == SC_APP_IN_CALL || w->state == SC_APP_OFF || w->state == SC_APP_AWAY;
+    int waits = in_call(w->state) || w->state == SC_APP_AWAY;
     const char *me = e->comm_label;   /* short: the line names the communicator in full first */
-    if (w->state == SC_APP_IN_CALL || w->state == SC_APP_OFF)
+    if (in_call(w->state))
         snprintf(v->app, sizeof v->app, "comm %s's application thread %s for %.1f s (tensor %d, call %ld)", me,
                  state_name(a), waited, w->slot + 1, w->pos);
     else if (w->state == SC_APP_COMPUTING)
@@ -362,7 +370,7 @@ int sc_stall_progress(sc_engine *e)
     beat(e);
     double now = sc_now(), waited = 0;
     pthread_mutex_lock(&w->mu);
-    if ((w->state == SC_APP_IN_CALL || w->state == SC_APP_OFF) && now - w->since >= w->next_alarm) {
+    if (in_call(w->state) && now - w->since >= w->next_alarm) {
         waited = now - w->since;
         w->next_alarm *= 2;
     }
