@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "eligibility.h"
+#include "polled_coll.h"
 
 /* The shape most ranks call with (ties: the lowest rank's among the most
  * common); *others gets how many ranks call another.  Only after a vote
@@ -16,7 +17,7 @@ static int plurality(MPI_Comm agree, uint64_t mine, uint64_t *winner, int *other
     if (rc != MPI_SUCCESS) return rc;
     unsigned long long *all = malloc(sizeof *all * (size_t)n), m = mine;
     if (!all) return MPI_ERR_NO_MEM;
-    rc = PMPI_Allgather(&m, 1, MPI_UNSIGNED_LONG_LONG, all, 1, MPI_UNSIGNED_LONG_LONG, agree);
+    rc = sc_polled_allgather(&m, 1, MPI_UNSIGNED_LONG_LONG, all, 1, MPI_UNSIGNED_LONG_LONG, agree);
     if (rc == MPI_SUCCESS) {
         int best = 0, best_n = 0;
         for (int r = 0; r < n; r++) {
@@ -40,7 +41,7 @@ int sc_agree_learning(sc_identity *id, MPI_Comm agree, const sc_call_key *k, sc_
     *others = 0;
     for (;;) {
         sc_identity_vote(id, k, vote);
-        int rc = PMPI_Allreduce(vote, agreed, SC_VOTE_LEN, MPI_LONG, MPI_MAX, agree);
+        int rc = sc_polled_allreduce(vote, agreed, SC_VOTE_LEN, MPI_LONG, MPI_MAX, agree);
         if (rc != MPI_SUCCESS) {
             agreed[SC_VOTE_SHAPE] = 1;   /* unequal: the call leaves the history */
             agreed[SC_VOTE_NSHAPE] = 0;
@@ -73,7 +74,7 @@ static int vote_off(MPI_Comm vote_comm, int off, uint64_t shape, sc_ls_outcome *
     int rc = PMPI_Comm_rank(vote_comm, &me);
     if (rc != MPI_SUCCESS) return rc;
     long v[5] = {off, -off, off ? (long)shape : LONG_MIN, off ? -(long)shape : LONG_MIN, off ? me : -1}, r[5];
-    rc = PMPI_Allreduce(v, r, 5, MPI_LONG, MPI_MAX, vote_comm);
+    rc = sc_polled_allreduce(v, r, 5, MPI_LONG, MPI_MAX, vote_comm);
     if (rc != MPI_SUCCESS) return rc;
     *first_off = (int)r[4];
     if (r[0] == 0) *out = SC_LS_DONE;                                /* a NaN of the data itself */

@@ -10,6 +10,7 @@
 #include "kernels.h"
 #include "runtime.h"
 #include "agree.h"
+#include "polled_coll.h"
 
 /* The coordinator's word for the next step: its engine's decision, or, once
  * every rank has left, stop; once an epoch, a link probe with it. */
@@ -50,15 +51,15 @@ static int direct_reduce(void *ctx, const void *sendbuf, void *recvbuf, int coun
 {
     sc_engine *e = ctx;
     return e->direct_mode == SC_MODE_HIER
-               ? sc_hier_allreduce(&e->direct_hier, e->direct_comm, sc_rt.policy.group_size, sendbuf, recvbuf, count, dt)
-               : PMPI_Allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, e->direct_comm);
+               ? sc_hier_allreduce(&e->direct_hier, e->direct_comm, sc_rt.policy.group_size, sendbuf, recvbuf, count, dt, 1)
+               : sc_polled_allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, e->direct_comm);
 }
 
 /* The broadcast that opens a direct step (slot 0). */
 static int open_step(sc_engine *e, int *back_to_rounds)
 {
     long cmd = next_command(e);
-    int rc = PMPI_Bcast(&cmd, 1, MPI_LONG, e->coord, e->ctrl);
+    int rc = sc_polled_bcast(&cmd, 1, MPI_LONG, e->coord, e->ctrl);
     return rc == MPI_SUCCESS ? obey(e, cmd, back_to_rounds) : rc;
 }
 
@@ -143,8 +144,8 @@ int sc_direct_off(sc_engine *e, int slot, uint64_t shape, sc_off_verdict *verdic
 }
 
 /* A departing rank's part in one engine's direct steps: the broadcast, then
- * an all-reduce of zeros per slot (blocking ones: nonblocking collectives
- * would not match the running ranks' blocking ones).  Its leave notice has
+ * an all-reduce of zeros per slot, waited for as the running ranks wait
+ * (polled_coll.h: a blocking collective does not match a nonblocking one).  Its leave notice has
  * asked the coordinator to go back to rounds, where departed ranks are not
  * waited for, so this lasts one step at most. */
 static void serve_one(sc_engine *e)
@@ -159,14 +160,14 @@ static void serve_one(sc_engine *e)
     for (;;) {
         long cmd = next_command(e);
         int back = 0;
-        if (PMPI_Bcast(&cmd, 1, MPI_LONG, e->coord, e->ctrl) != MPI_SUCCESS || cmd == CMD_STOP) break;
+        if (sc_polled_bcast(&cmd, 1, MPI_LONG, e->coord, e->ctrl) != MPI_SUCCESS || cmd == CMD_STOP) break;
         if (obey(e, cmd, &back) != MPI_SUCCESS || back) break;   /* rounds again: the engine thread takes part for this rank */
         int rc = MPI_SUCCESS;
         for (int s = 0; s < e->nuser && rc == MPI_SUCCESS; s++) {   /* the steps' calls: user slots */
             sc_slot *sl = &e->slots[s];
             rc = e->direct_mode == SC_MODE_HIER
-                     ? sc_hier_allreduce(&e->direct_hier, e->direct_comm, sc_rt.policy.group_size, zeros, sink, (int)sl->count, sl->dt)
-                     : PMPI_Allreduce(zeros, sink, (int)sl->count, sl->dt, MPI_SUM, e->direct_comm);
+                     ? sc_hier_allreduce(&e->direct_hier, e->direct_comm, sc_rt.policy.group_size, zeros, sink, (int)sl->count, sl->dt, 1)
+                     : sc_polled_allreduce(zeros, sink, (int)sl->count, sl->dt, MPI_SUM, e->direct_comm);
         }
         if (rc != MPI_SUCCESS) break;
     }

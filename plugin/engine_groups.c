@@ -21,6 +21,7 @@
 #include <string.h>
 #include "kernels.h"
 #include "mode_hier.h"
+#include "polled_coll.h"
 #include "ring_allreduce.h"
 #include "runtime.h"
 
@@ -192,8 +193,8 @@ int sc_groups_ring_allreduce(sc_engine *e, sc_mode mode, const void *sendbuf, vo
     if (e->ring_m == e->n) {
         if (mode == SC_MODE_HIER)
             return sc_hier_allreduce(&e->hier, e->data, sc_rt.policy.group_size, sendbuf, recvbuf, (int)sl->count,
-                                     sl->dt);
-        return PMPI_Allreduce(sendbuf, recvbuf, (int)sl->count, sl->dt, MPI_SUM, e->data);
+                                     sl->dt, 1);
+        return sc_polled_allreduce(sendbuf, recvbuf, (int)sl->count, sl->dt, MPI_SUM, e->data);
     }
     if (e->ring_me < 0) return MPI_ERR_INTERN;   /* a child never runs a round */
     return sc_ring_allreduce(sendbuf, recvbuf, sl->count, sl->dt, sl->dk, e->ring_members, e->ring_m, e->ring_me,

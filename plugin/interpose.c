@@ -786,7 +786,7 @@ static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count,
     } else if (sc_rt.policy.mode == SC_MODE_HIER && !sc_rt.pcontrol_exact) {
         mode = SC_MODE_HIER;
         rc = finished_request(request, sc_hier_allreduce(&cs->hier, comm, sc_rt.policy.group_size, sendbuf, recvbuf,
-                                                         count, datatype));
+                                                         count, datatype, 0));
     } else if (tolerant_policy() && ensure_identity(cs)) {
         int pending = 0;
         sc_nb_call *nb = request ? nb_start(request, &rc) : NULL;

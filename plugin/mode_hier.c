@@ -1,4 +1,5 @@
 #include "mode_hier.h"
+#include "polled_coll.h"
 #include "runtime.h"
 
 void sc_hier_init(sc_hier *h)
@@ -50,21 +51,25 @@ void sc_hier_prepare(sc_hier *h, MPI_Comm comm, int group_size)
 }
 
 int sc_hier_allreduce(sc_hier *h, MPI_Comm comm, int group_size, const void *sendbuf, void *recvbuf, int count,
-                      MPI_Datatype dt)
+                      MPI_Datatype dt, int polled)
 {
     sc_hier_prepare(h, comm, group_size);
-    if (h->state < 0 || h->single) return PMPI_Allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, comm);
+    if (h->state < 0 || h->single)
+        return polled ? sc_polled_allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, comm)
+                      : PMPI_Allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, comm);
 
     int local_rank, rc;
     PMPI_Comm_rank(h->local, &local_rank);
-    if (local_rank == 0)
-        rc = PMPI_Reduce(sendbuf, recvbuf, count, dt, MPI_SUM, 0, h->local);
-    else  /* MPI_IN_PLACE is only legal at the root: a member sends its recvbuf */
-        rc = PMPI_Reduce(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, NULL, count, dt, MPI_SUM, 0, h->local);
+    /* MPI_IN_PLACE is only legal at the root: a member sends its recvbuf */
+    const void *in = local_rank == 0 || sendbuf != MPI_IN_PLACE ? sendbuf : recvbuf;
+    void *out = local_rank == 0 ? recvbuf : NULL;
+    rc = polled ? sc_polled_reduce(in, out, count, dt, MPI_SUM, 0, h->local)
+                : PMPI_Reduce(in, out, count, dt, MPI_SUM, 0, h->local);
     if (rc != MPI_SUCCESS) return rc;
     if (h->leaders != MPI_COMM_NULL) {
-        rc = PMPI_Allreduce(MPI_IN_PLACE, recvbuf, count, dt, MPI_SUM, h->leaders);
+        rc = polled ? sc_polled_allreduce(MPI_IN_PLACE, recvbuf, count, dt, MPI_SUM, h->leaders)
+                    : PMPI_Allreduce(MPI_IN_PLACE, recvbuf, count, dt, MPI_SUM, h->leaders);
         if (rc != MPI_SUCCESS) return rc;
     }
-    return PMPI_Bcast(recvbuf, count, dt, 0, h->local);
+    return polled ? sc_polled_bcast(recvbuf, count, dt, 0, h->local) : PMPI_Bcast(recvbuf, count, dt, 0, h->local);
 }

@@ -55,6 +55,7 @@ typedef struct sc_policy {
     double stall_s;               /* STARCOLL_STALL: seconds a call waits before the watchdog speaks; 0 off */
     int verbose;                  /* STARCOLL_VERBOSE */
     int cuda_off;                 /* STARCOLL_CUDA=off: device buffers are not looked for (device.h) */
+    int coll_polled;              /* STARCOLL_COLL_WAIT=polled: starcoll's own collectives tested (polled_coll.h) */
 } sc_policy;
 
 typedef const char *(*sc_getenv_fn)(const char *name);

@@ -2,6 +2,7 @@
 #include "ring_allreduce.h"
 #include <string.h>
 #include "kernels.h"
+#include "polled_coll.h"
 
 /* Chunk c of m: elements [first, first + n). */
 static void chunk(long count, int m, int c, long *first, long *n)
@@ -24,8 +25,7 @@ int sc_ring_allreduce(const void *sendbuf, void *recvbuf, long count, MPI_Dataty
         long sf, sn, rf, rn;
         chunk(count, m, (me - step + m) % m, &sf, &sn);
         chunk(count, m, (me - step - 1 + 2 * m) % m, &rf, &rn);
-        int rc = PMPI_Sendrecv(buf + sf * el, (int)sn, dt, right, tag, tmp, (int)rn, dt, left, tag, comm,
-                               MPI_STATUS_IGNORE);
+        int rc = sc_polled_sendrecv(buf + sf * el, (int)sn, dt, right, tag, tmp, (int)rn, dt, left, tag, comm);
         if (rc != MPI_SUCCESS) return rc;
         sc_sum_into(buf + rf * el, tmp, (size_t)rn, dk);
     }
@@ -34,8 +34,8 @@ int sc_ring_allreduce(const void *sendbuf, void *recvbuf, long count, MPI_Dataty
         long sf, sn, rf, rn;
         chunk(count, m, (me + 1 - step + m) % m, &sf, &sn);
         chunk(count, m, (me - step + m) % m, &rf, &rn);
-        int rc = PMPI_Sendrecv(buf + sf * el, (int)sn, dt, right, tag, buf + rf * el, (int)rn, dt, left, tag, comm,
-                               MPI_STATUS_IGNORE);
+        int rc = sc_polled_sendrecv(buf + sf * el, (int)sn, dt, right, tag, buf + rf * el, (int)rn, dt, left, tag,
+                                    comm);
         if (rc != MPI_SUCCESS) return rc;
     }
     return MPI_SUCCESS;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "polled_coll.h"
 #include "runtime.h"
 
 /* A tag an application is unlikely to use on MPI_COMM_WORLD. */
@@ -172,6 +173,7 @@ int sc_startup_agree(void)
     if (!everyone_has_the_library()) return 0;
     count_hosts();
     agree_on_settings();
+    sc_polled_enable(sc_rt.policy.coll_polled);   /* the same on every rank: in the policy's hash */
     check_against_size();
     return 1;
 }

@@ -8,6 +8,12 @@
  *     all-gather of a checksum among all ranks), and the sum is within
  *     rounding of a double-precision reference;
  *   - non-members' buffers are untouched.
+ * Then the polled collectives the ring and the engines wait with (plugin/
+ * polled_coll.h): integer-valued sums exact (also with some ranks in
+ * place and others not), a reduction's at its root
+ * only, a large broadcast's bits everywhere, a barrier, and a bad root
+ * answered with an error code rather than a hang; and the ring again, its
+ * exchanges tested (STARCOLL_COLL_WAIT=polled).
  * Prints one line per case and closes with "N passed, N failed". */
 #include <mpi.h>
 #include "mpi_check.h"
@@ -16,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "polled_coll.h"
 #include "ring_allreduce.h"
 
 static int passed, failed;
@@ -83,12 +90,62 @@ static void one_case(int rank, int size, const int *members, int m, long count, 
     free(tmp);
 }
 
+static void polled_cases(int rank, int size)
+{
+    sc_polled_enable(1);   /* STARCOLL_COLL_WAIT=polled's */
+    enum { N = 1001, BIG = 1 << 18 };
+    double in[N], out[N];
+    for (int i = 0; i < N; i++) in[i] = rank + i, out[i] = -1;
+    int good = MPI_CHECK(sc_polled_allreduce(in, out, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)) == MPI_SUCCESS;
+    for (int i = 0; i < N; i++) good &= out[i] == (double)size * i + size * (size - 1) / 2.0;
+    verdict(rank, good, "polled all-reduce: the exact sum on every rank");
+
+    /* odd ranks in place, even ones not: Open MPI 4.1.4's own
+     * MPI_Iallreduce fails that (polled_coll.c) */
+    enum { MIXED = 1 << 16 };
+    float *mixed_in = malloc(sizeof(float) * MIXED), *mixed = malloc(sizeof(float) * MIXED);
+    good = mixed_in && mixed;
+    if (good) {
+        for (int i = 0; i < MIXED; i++) mixed_in[i] = mixed[i] = (float)(rank + i % 7);
+        good = MPI_CHECK(sc_polled_allreduce(rank % 2 ? MPI_IN_PLACE : mixed_in, mixed, MIXED, MPI_FLOAT, MPI_SUM,
+                                             MPI_COMM_WORLD)) == MPI_SUCCESS;
+        for (int i = 0; i < MIXED; i++) good &= mixed[i] == (float)(size * (i % 7)) + size * (size - 1) / 2.0f;
+    }
+    free(mixed_in);
+    free(mixed);
+    verdict(rank, good, "polled all-reduce, odd ranks in place: the exact sum on every rank");
+
+    int root = size - 1;
+    for (int i = 0; i < N; i++) out[i] = -1;
+    good = MPI_CHECK(sc_polled_reduce(in, out, N, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD)) == MPI_SUCCESS;
+    for (int i = 0; i < N; i++) good &= rank == root ? out[i] == (double)size * i + size * (size - 1) / 2.0 : out[i] == -1;
+    verdict(rank, good, "polled reduce: the exact sum at the root, nothing written elsewhere");
+
+    float *big = malloc(sizeof(float) * BIG);
+    good = big != NULL;
+    if (big) {
+        for (int i = 0; i < BIG; i++) big[i] = rank == root ? (float)i * 0.25f : -1.0f;
+        good = MPI_CHECK(sc_polled_bcast(big, BIG, MPI_FLOAT, root, MPI_COMM_WORLD)) == MPI_SUCCESS;
+        for (int i = 0; i < BIG; i++) good &= big[i] == (float)i * 0.25f;
+    }
+    free(big);
+    verdict(rank, good, "polled broadcast of 1 MiB: the root's bits on every rank");
+
+    verdict(rank, MPI_CHECK(sc_polled_barrier(MPI_COMM_WORLD)) == MPI_SUCCESS, "polled barrier returns");
+
+    /* MPI_ERRORS_RETURN: the bad root is refused at the start, every rank alike */
+    int x = 0;
+    verdict(rank, sc_polled_bcast(&x, 1, MPI_INT, size, MPI_COMM_WORLD) != MPI_SUCCESS,
+            "polled broadcast from a root past the last rank: an error code, no hang");
+}
+
 int main(int argc, char **argv)
 {
     MPI_CHECK(MPI_Init(&argc, &argv));
     int rank, size;
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     int lists[5][64], lens[5] = {0};
     for (int r = 0; r < size && r < 64; r++) lists[0][lens[0]++] = r;               /* everybody */
     for (int r = 1; r < size && r < 64; r++) lists[1][lens[1]++] = r;               /* all but rank 0 */
@@ -101,6 +158,9 @@ int main(int argc, char **argv)
         for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
             for (int v = 0; v < 4; v++)
                 one_case(rank, size, lists[l], lens[l], counts[c], v & 1, (v >> 1) & 1, (int)(c + (size_t)v) % 2);
+    polled_cases(rank, size);   /* from here on polled (STARCOLL_COLL_WAIT=polled) */
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)   /* the ring's point-to-point, tested */
+        one_case(rank, size, lists[1], lens[1], counts[c], (int)c % 2, 1, (int)(c / 2) % 2);
     if (rank == 0) printf("%d passed, %d failed\n", passed, failed);
     MPI_CHECK(MPI_Finalize());
     return failed ? 1 : 0;

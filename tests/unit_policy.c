@@ -128,6 +128,13 @@ static void test_good_values(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(d, " cuda=off"));
     CU_ASSERT_EQUAL(parse1("STARCOLL_CUDA=auto", &p, m, sizeof m), 0);
     CU_ASSERT_EQUAL(p.cuda_off, 0);
+    CU_ASSERT_EQUAL(p.coll_polled, 0);   /* MPI's blocking collectives by default */
+    CU_ASSERT_EQUAL(parse1("STARCOLL_COLL_WAIT=polled", &p, m, sizeof m), 0);
+    CU_ASSERT_EQUAL(p.coll_polled, 1);
+    sc_policy_describe(&p, d, sizeof d);
+    CU_ASSERT_PTR_NOT_NULL(strstr(d, " coll_wait=polled"));
+    CU_ASSERT_EQUAL(parse1("STARCOLL_COLL_WAIT=blocking", &p, m, sizeof m), 0);
+    CU_ASSERT_EQUAL(p.coll_polled, 0);
     sc_policy_describe(&p, d, sizeof d);
     CU_ASSERT_PTR_NULL(strstr(d, "cuda="));
     CU_ASSERT_EQUAL(parse1("STARCOLL_INJECT=rank=3,delay=40ms,prob=1", &p, m, sizeof m), 0);
@@ -187,6 +194,7 @@ static void test_bad_values(void)
     check_bad("STARCOLL_REPORT=", "STARCOLL_REPORT");
     check_bad("STARCOLL_VERBOSE=9", "STARCOLL_VERBOSE");
     check_bad("STARCOLL_CUDA=0", "STARCOLL_CUDA");
+    check_bad("STARCOLL_COLL_WAIT=nonblocking", "STARCOLL_COLL_WAIT");
     parse1("STARCOLL_CUDA=no", &p, m, sizeof m);
     CU_ASSERT_EQUAL(p.cuda_off, 0);   /* unknown intent: device buffers are still looked for, never missed */
     check_bad("STARCOLL_MODEL=/nonexistent/model.txt", "STARCOLL_MODEL");
