@@ -15,6 +15,10 @@
  *     note to rank 0 of each per step.
  * --serial: the main thread waits for the reducer before its half's step
  * (no two collectives at once).  --poll 0 or 1: fewer polling threads.
+ * --wait polled: both threads' all-reduces are MPI_Iallreduce, tested
+ * to completion with naps between the tests (20 us of tests back to
+ * back, then one every 50 us: what starcoll's own collectives do,
+ * plugin/polled_coll.h); --wait spin: tested back to back, no nap.
  * Prints "thread_stall: ... longest_call_s=S" (the longest single
  * all-reduce or wait for the reducer, over ranks) and, per rank, the
  * longest call when it passed 2 s.  A measurement, not a test: its figures
@@ -30,6 +34,9 @@
 enum { NTENSORS = 4, TAG_NOTE = 7101 };
 static const int counts[NTENSORS] = {65536, 32768, 16384, 49152};
 
+typedef enum { WAIT_BLOCKING, WAIT_POLLED, WAIT_SPIN } wait_kind;
+static wait_kind waiting = WAIT_BLOCKING;
+
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int posted, done = -1, quit;   /* steps posted to the reducer, the last it finished */
@@ -39,6 +46,24 @@ static void nap(double s)
 {
     struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
     nanosleep(&ts, NULL);
+}
+
+/* One all-reduce, as --wait says. */
+static void allreduce(const float *a, float *b, int count, MPI_Comm comm)
+{
+    if (waiting == WAIT_BLOCKING) {
+        MPI_CHECK(MPI_Allreduce(a, b, count, MPI_FLOAT, MPI_SUM, comm));
+        return;
+    }
+    MPI_Request req;
+    MPI_CHECK(MPI_Iallreduce(a, b, count, MPI_FLOAT, MPI_SUM, comm, &req));
+    double spin_until = MPI_Wtime() + 20e-6;
+    for (;;) {
+        int done = 0;
+        if (MPI_CHECK(MPI_Test(&req, &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return;
+        if (done) return;
+        if (waiting == WAIT_POLLED && MPI_Wtime() >= spin_until) nap(50e-6);
+    }
 }
 
 /* The step's all-reduces on comm; returns the longest. */
@@ -53,7 +78,7 @@ static double reduce_step(MPI_Comm comm)
         }
         for (int k = 0; k < counts[i]; k++) a[k] = (float)(rank + i);
         double t0 = MPI_Wtime();
-        MPI_CHECK(MPI_Allreduce(a, b, counts[i], MPI_FLOAT, MPI_SUM, comm));
+        allreduce(a, b, counts[i], comm);
         double took = MPI_Wtime() - t0;
         if (took > longest) longest = took;
         free(a);
@@ -115,8 +140,11 @@ int main(int argc, char **argv)
         if (!strcmp(argv[a], "--steps") && a + 1 < argc) steps = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--serial")) serial = 1;
         else if (!strcmp(argv[a], "--poll") && a + 1 < argc) npoll = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--wait") && a + 1 < argc && !strcmp(argv[a + 1], "blocking")) waiting = WAIT_BLOCKING, a++;
+        else if (!strcmp(argv[a], "--wait") && a + 1 < argc && !strcmp(argv[a + 1], "polled")) waiting = WAIT_POLLED, a++;
+        else if (!strcmp(argv[a], "--wait") && a + 1 < argc && !strcmp(argv[a + 1], "spin")) waiting = WAIT_SPIN, a++;
         else {
-            fprintf(stderr, "usage: thread_stall [--steps N] [--serial] [--poll 0|1|2]\n");
+            fprintf(stderr, "usage: thread_stall [--steps N] [--serial] [--poll 0|1|2] [--wait blocking|polled|spin]\n");
             return 2;
         }
     }
@@ -179,8 +207,9 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Reduce(&sc_mpi_failures, &failed, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD));
     if (longest > 2) fprintf(stderr, "thread_stall: rank %d: longest call %.3f s (step %d)\n", rank, longest, longest_at);
     if (rank == 0)
-        printf("thread_stall: ranks=%d steps=%d mode=%s poll=%d longest_call_s=%.3f failed_calls=%d\n", size, steps,
-               serial ? "serial" : "concurrent", npoll, all, failed);
+        printf("thread_stall: ranks=%d steps=%d mode=%s poll=%d wait=%s longest_call_s=%.3f failed_calls=%d\n", size,
+               steps, serial ? "serial" : "concurrent", npoll,
+               waiting == WAIT_BLOCKING ? "blocking" : waiting == WAIT_POLLED ? "polled" : "spin", all, failed);
     MPI_Comm_free(&ctrl[1]);
     MPI_Comm_free(&ctrl[0]);
     MPI_Comm_free(&half_data);
