@@ -130,6 +130,7 @@ static void agree_on_settings(void)
         p->mode = SC_MODE_SYNC;
         p->inject.enabled = 0;
         p->cuda_off = 0;   /* a rank not looking would hand MPI a device buffer: every rank looks */
+        p->coll_polled = 0;   /* blocking or not must match on every rank */
         sc_rt.policy_disagreed = 1;   /* STARCOLL_MIN_BYTES may differ too: no collective may hang on eligibility */
     }
     char differ[200] = "";

@@ -99,6 +99,7 @@ bad STARCOLL_VERBOSE 9
 bad STARCOLL_VERBOSE -1
 bad STARCOLL_VERBOSE loud
 bad STARCOLL_CUDA 0
+bad STARCOLL_COLL_WAIT nonblocking
 
 # disagree SETTING_FOR_RANK_1 [VAR=VALUE...]: rank 1 gets one more setting
 # than the others (a wrapper exports it, then execs the program with the
@@ -132,4 +133,7 @@ disagree STARCOLL_MODE=hier STARCOLL_MODE=sync STARCOLL_MIN_BYTES=0
 # Ranks that disagree on eligibility must not deadlock.
 disagree STARCOLL_MIN_BYTES=1M STARCOLL_MODE=hier STARCOLL_GROUP=2 STARCOLL_MIN_BYTES=0
 disagree STARCOLL_GROUP=3 STARCOLL_MODE=hier STARCOLL_GROUP=2 STARCOLL_MIN_BYTES=0
+# Blocking and polled collectives do not match: one rank polled alone
+# must not be the only one (sync everywhere, as for any disagreement).
+disagree STARCOLL_COLL_WAIT=polled STARCOLL_MODE=quorum STARCOLL_MIN_BYTES=0
 finish
