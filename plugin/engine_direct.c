@@ -145,9 +145,9 @@ int sc_direct_off(sc_engine *e, int slot, uint64_t shape, sc_off_verdict *verdic
 
 /* A departing rank's part in one engine's direct steps: the broadcast, then
  * an all-reduce of zeros per slot, waited for as the running ranks wait
- * (polled_coll.h: a blocking collective does not match a nonblocking one).  Its leave notice has
- * asked the coordinator to go back to rounds, where departed ranks are not
- * waited for, so this lasts one step at most. */
+ * (polled_coll.h: a blocking collective does not match a nonblocking
+ * one).  Its leave notice has asked the coordinator to go back to rounds,
+ * where departed ranks are not waited for, so this lasts one step at most. */
 static void serve_one(sc_engine *e)
 {
     void *zeros = calloc(1, e->max_bytes), *sink = malloc(e->max_bytes);

@@ -24,26 +24,15 @@ static void nap(void)
     nanosleep(&ts, NULL);
 }
 
-int sc_polled_wait(MPI_Request *req)
-{
-    double spin_until = PMPI_Wtime() + SPIN_S;
-    for (;;) {
-        int done = 0;
-        int rc = PMPI_Test(req, &done, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS || done) return rc;
-        if (PMPI_Wtime() >= spin_until) nap();
-    }
-}
-
-/* A receive and a send (real statuses: MPICH's header makes gcc warn
- * about MPI_STATUSES_IGNORE). */
-static int wait_both(MPI_Request reqs[2])
+/* MPI_Waitall of one or two requests by their tests (real statuses:
+ * MPICH's header makes gcc warn about MPI_STATUSES_IGNORE). */
+static int wait_all(int n, MPI_Request reqs[])
 {
     double spin_until = PMPI_Wtime() + SPIN_S;
     for (;;) {
         int done = 0;
         MPI_Status st[2];
-        int rc = PMPI_Testall(2, reqs, &done, st);
+        int rc = PMPI_Testall(n, reqs, &done, st);
         if (rc != MPI_SUCCESS || done) return rc;
         if (PMPI_Wtime() >= spin_until) nap();
     }
@@ -71,7 +60,7 @@ int sc_polled_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
     }
     MPI_Request req;
     int rc = PMPI_Iallreduce(sendbuf, recvbuf, count, dt, op, comm, &req);
-    if (rc == MPI_SUCCESS) rc = sc_polled_wait(&req);
+    if (rc == MPI_SUCCESS) rc = wait_all(1, &req);
     free(copy);
     return rc;
 }
@@ -82,7 +71,7 @@ int sc_polled_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     if (!polled) return PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm);
     MPI_Request req;
     int rc = PMPI_Ireduce(sendbuf, recvbuf, count, dt, op, root, comm, &req);
-    return rc == MPI_SUCCESS ? sc_polled_wait(&req) : rc;
+    return rc == MPI_SUCCESS ? wait_all(1, &req) : rc;
 }
 
 int sc_polled_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
@@ -90,7 +79,7 @@ int sc_polled_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm co
     if (!polled) return PMPI_Bcast(buf, count, dt, root, comm);
     MPI_Request req;
     int rc = PMPI_Ibcast(buf, count, dt, root, comm, &req);
-    return rc == MPI_SUCCESS ? sc_polled_wait(&req) : rc;
+    return rc == MPI_SUCCESS ? wait_all(1, &req) : rc;
 }
 
 int sc_polled_allgather(const void *sendbuf, int scount, MPI_Datatype sdt, void *recvbuf, int rcount,
@@ -99,7 +88,7 @@ int sc_polled_allgather(const void *sendbuf, int scount, MPI_Datatype sdt, void 
     if (!polled) return PMPI_Allgather(sendbuf, scount, sdt, recvbuf, rcount, rdt, comm);
     MPI_Request req;
     int rc = PMPI_Iallgather(sendbuf, scount, sdt, recvbuf, rcount, rdt, comm, &req);
-    return rc == MPI_SUCCESS ? sc_polled_wait(&req) : rc;
+    return rc == MPI_SUCCESS ? wait_all(1, &req) : rc;
 }
 
 int sc_polled_barrier(MPI_Comm comm)
@@ -107,7 +96,7 @@ int sc_polled_barrier(MPI_Comm comm)
     if (!polled) return PMPI_Barrier(comm);
     MPI_Request req;
     int rc = PMPI_Ibarrier(comm, &req);
-    return rc == MPI_SUCCESS ? sc_polled_wait(&req) : rc;
+    return rc == MPI_SUCCESS ? wait_all(1, &req) : rc;
 }
 
 int sc_polled_sendrecv(const void *sendbuf, int scount, MPI_Datatype sdt, int dest, int stag, void *recvbuf,
@@ -125,5 +114,5 @@ int sc_polled_sendrecv(const void *sendbuf, int scount, MPI_Datatype sdt, int de
         if (PMPI_Cancel(&reqs[0]) == MPI_SUCCESS) PMPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
         return rc;
     }
-    return wait_both(reqs);
+    return wait_all(2, reqs);
 }

@@ -30,9 +30,6 @@
  * once at start-up, before any engine runs. */
 void sc_polled_enable(int on);
 
-/* MPI_Wait by tests, whatever the setting. */
-int sc_polled_wait(MPI_Request *req);
-
 int sc_polled_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int sc_polled_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
                      MPI_Comm comm);
