@@ -10,14 +10,14 @@
 /* The shape most ranks call with (ties: the lowest rank's among the most
  * common); *others gets how many ranks call another.  Only after a vote
  * found the shapes unequal, so its Allgather costs nothing on good paths. */
-static int plurality(MPI_Comm agree, uint64_t mine, uint64_t *winner, int *others)
+static int plurality(MPI_Comm agree, uint64_t mine, uint64_t *winner, int *others, int polled)
 {
     int n;
     int rc = PMPI_Comm_size(agree, &n);
     if (rc != MPI_SUCCESS) return rc;
     unsigned long long *all = malloc(sizeof *all * (size_t)n), m = mine;
     if (!all) return MPI_ERR_NO_MEM;
-    rc = sc_polled_allgather(&m, 1, MPI_UNSIGNED_LONG_LONG, all, 1, MPI_UNSIGNED_LONG_LONG, agree);
+    rc = sc_polled_allgather(&m, 1, MPI_UNSIGNED_LONG_LONG, all, 1, MPI_UNSIGNED_LONG_LONG, agree, polled);
     if (rc == MPI_SUCCESS) {
         int best = 0, best_n = 0;
         for (int r = 0; r < n; r++) {
@@ -35,13 +35,14 @@ static int plurality(MPI_Comm agree, uint64_t mine, uint64_t *winner, int *other
     return rc;
 }
 
-int sc_agree_learning(sc_identity *id, MPI_Comm agree, const sc_call_key *k, sc_learn_outcome *outcome, int *others)
+int sc_agree_learning(sc_identity *id, MPI_Comm agree, const sc_call_key *k, sc_learn_outcome *outcome, int *others,
+                      int polled)
 {
     long vote[SC_VOTE_LEN], agreed[SC_VOTE_LEN];
     *others = 0;
     for (;;) {
         sc_identity_vote(id, k, vote);
-        int rc = sc_polled_allreduce(vote, agreed, SC_VOTE_LEN, MPI_LONG, MPI_MAX, agree);
+        int rc = sc_polled_allreduce(vote, agreed, SC_VOTE_LEN, MPI_LONG, MPI_MAX, agree, polled);
         if (rc != MPI_SUCCESS) {
             agreed[SC_VOTE_SHAPE] = 1;   /* unequal: the call leaves the history */
             agreed[SC_VOTE_NSHAPE] = 0;
@@ -51,7 +52,7 @@ int sc_agree_learning(sc_identity *id, MPI_Comm agree, const sc_call_key *k, sc_
         *outcome = sc_identity_decide(id, agreed);
         if (*outcome != SC_LEARN_DISAGREE) return MPI_SUCCESS;
         uint64_t winner = 0;
-        rc = plurality(agree, k->shape, &winner, others);
+        rc = plurality(agree, k->shape, &winner, others, polled);
         if (rc != MPI_SUCCESS) return rc;
         /* Not the call most ranks make: it fails and does not count.  The
          * others keep their call and vote again with this rank's next. */
@@ -68,13 +69,13 @@ static int first_is_nan(const void *buf, int dkind)
 
 /* The second vote: [off, -off, shape, -shape, rank] reduced with MAX; ranks
  * on the pattern vote LONG_MIN for the shape fields. */
-static int vote_off(MPI_Comm vote_comm, int off, uint64_t shape, sc_ls_outcome *out, int *first_off)
+static int vote_off(MPI_Comm vote_comm, int off, uint64_t shape, sc_ls_outcome *out, int *first_off, int polled)
 {
     int me;
     int rc = PMPI_Comm_rank(vote_comm, &me);
     if (rc != MPI_SUCCESS) return rc;
     long v[5] = {off, -off, off ? (long)shape : LONG_MIN, off ? -(long)shape : LONG_MIN, off ? me : -1}, r[5];
-    rc = sc_polled_allreduce(v, r, 5, MPI_LONG, MPI_MAX, vote_comm);
+    rc = sc_polled_allreduce(v, r, 5, MPI_LONG, MPI_MAX, vote_comm, polled);
     if (rc != MPI_SUCCESS) return rc;
     *first_off = (int)r[4];
     if (r[0] == 0) *out = SC_LS_DONE;                                /* a NaN of the data itself */
@@ -84,23 +85,23 @@ static int vote_off(MPI_Comm vote_comm, int off, uint64_t shape, sc_ls_outcome *
 }
 
 int sc_lockstep_on(sc_reduce_fn reduce, void *ctx, MPI_Comm vote_comm, const void *sendbuf, void *recvbuf,
-                   int count, MPI_Datatype dt, int dkind, sc_ls_outcome *out, int *first_off)
+                   int count, MPI_Datatype dt, int dkind, sc_ls_outcome *out, int *first_off, int polled)
 {
     *out = SC_LS_DONE;
     *first_off = -1;
     int rc = reduce(ctx, sendbuf, recvbuf, count, dt);
     if (rc != MPI_SUCCESS || !first_is_nan(recvbuf, dkind)) return rc;
-    return vote_off(vote_comm, 0, 0, out, first_off);
+    return vote_off(vote_comm, 0, 0, out, first_off, polled);
 }
 
 int sc_lockstep_off(sc_reduce_fn reduce, void *ctx, MPI_Comm vote_comm, void *scratch, int exp_count, int exp_dkind,
-                    uint64_t shape, sc_ls_outcome *out, int *first_off)
+                    uint64_t shape, sc_ls_outcome *out, int *first_off, int polled)
 {
     *out = SC_LS_REJECT;
     *first_off = -1;
     /* No eligible call expected here (a step of none): no rank on the
      * pattern makes a collective to match, so the vote alone. */
-    if (exp_count <= 0) return vote_off(vote_comm, 1, shape, out, first_off);
+    if (exp_count <= 0) return vote_off(vote_comm, 1, shape, out, first_off, polled);
     size_t es = sc_dkind_size((sc_dkind)exp_dkind);
     memset(scratch, 0, es * (size_t)exp_count);
     if (exp_dkind == SC_DK_FLOAT) ((float *)scratch)[0] = NAN;
@@ -108,5 +109,5 @@ int sc_lockstep_off(sc_reduce_fn reduce, void *ctx, MPI_Comm vote_comm, void *sc
     MPI_Datatype dt = exp_dkind == SC_DK_FLOAT ? MPI_FLOAT : MPI_DOUBLE;
     int rc = reduce(ctx, MPI_IN_PLACE, scratch, exp_count, dt);
     if (rc != MPI_SUCCESS) return rc;
-    return vote_off(vote_comm, 1, shape, out, first_off);
+    return vote_off(vote_comm, 1, shape, out, first_off, polled);
 }

@@ -25,8 +25,10 @@
  * MPI_SUCCESS with *outcome: SC_LEARN_GO_ON or SC_LEARN_DONE (run the call
  * exact), or SC_LEARN_DISAGREE: this rank's call is not the one most ranks
  * make here; it must fail (and *others gets how many ranks call another
- * shape). */
-int sc_agree_learning(sc_identity *id, MPI_Comm agree, const sc_call_key *k, sc_learn_outcome *outcome, int *others);
+ * shape).  polled: the votes tested to completion (polled_coll.h), the
+ * same on every rank; so for the lockstep calls below. */
+int sc_agree_learning(sc_identity *id, MPI_Comm agree, const sc_call_key *k, sc_learn_outcome *outcome, int *others,
+                      int polled);
 
 typedef enum {
     SC_LS_DONE = 0,        /* the collective gave the result */
@@ -41,12 +43,12 @@ typedef int (*sc_reduce_fn)(void *ctx, const void *sendbuf, void *recvbuf, int c
 /* On the pattern: the collective, then the check of its first element.
  * dkind says the type (sc_dkind); vote_comm carries the second vote. */
 int sc_lockstep_on(sc_reduce_fn reduce, void *ctx, MPI_Comm vote_comm, const void *sendbuf, void *recvbuf,
-                   int count, MPI_Datatype dt, int dkind, sc_ls_outcome *out, int *first_off);
+                   int count, MPI_Datatype dt, int dkind, sc_ls_outcome *out, int *first_off, int polled);
 
 /* Off the pattern: the expected slot's collective with a poisoned buffer
  * (scratch: at least exp_count elements of exp_dkind), then the vote; shape
  * is this rank's call.  exp_count 0: no slot expected (a step of no
  * eligible calls), the vote only; scratch may be NULL. */
 int sc_lockstep_off(sc_reduce_fn reduce, void *ctx, MPI_Comm vote_comm, void *scratch, int exp_count, int exp_dkind,
-                    uint64_t shape, sc_ls_outcome *out, int *first_off);
+                    uint64_t shape, sc_ls_outcome *out, int *first_off, int polled);
 #endif

@@ -33,6 +33,7 @@ static void fold_stats(sc_stats *row, const sc_engine_stats *st)
     row->late_calls += (double)st->late_calls;
     row->fused_calls += (double)st->fused_calls;
     row->copied_bytes += (double)st->copied_bytes;
+    row->polled += (double)st->polled;
     if ((double)st->max_staleness > row->max_stale) row->max_stale = (double)st->max_staleness;
     row->wait_s += st->wait_s;
     row->child_rounds += (double)st->child_rounds;

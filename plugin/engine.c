@@ -144,7 +144,7 @@ static void release_deposits(sc_slot *sl, sc_deposit *take)
  * round includes (incl), reduced over the ring.  `fresh` is the round's
  * number of deposits, from the coordinator.  Results go straight into the
  * caller's receive buffer when it waits on this slot, else to the inbox. */
-void sc_run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode mode, int k, long seq)
+void sc_run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode mode, int k, long seq, int polled)
 {
     sc_slot *sl = &e->slots[s];
     pthread_mutex_lock(&e->mu);
@@ -178,7 +178,7 @@ void sc_run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode mod
         src = sl->scratch;
     }
     sc_stall_round(e, s, seq);
-    int rc = sc_groups_ring_allreduce(e, mode, src == dst ? MPI_IN_PLACE : src, dst, s);
+    int rc = sc_groups_ring_allreduce(e, mode, src == dst ? MPI_IN_PLACE : src, dst, s, polled);
     sc_stall_round(e, -1, 0);
     if (rc == MPI_SUCCESS && sc_rt.policy.scale_fresh && fresh > 0)
         sc_scale(dst, (size_t)sl->count, sl->dk, (double)e->n / (double)fresh);
@@ -203,6 +203,7 @@ void sc_run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode mod
     e->mode = mode;
     e->k = k;
     e->stats.rounds++;
+    __atomic_add_fetch(&e->stats.polled, (long)polled, __ATOMIC_RELAXED);
     e->stats.fresh_sum += (double)fresh;
     e->stats.mode_rounds[mode]++;
     e->last_activity = sc_now();
@@ -315,6 +316,7 @@ void sc_engine_free(sc_engine *e)
     free(e->learn_given);
     free(e->lockstep_buf);
     sc_stall_free(e);
+    sc_crowd_free(e);
     sc_hier_free(&e->hier);
     sc_hier_free(&e->direct_hier);
     if (e->trace) {
@@ -464,7 +466,8 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, c
     e->off_pos = malloc(sizeof(long) * (size_t)e->n);
     e->off_shape = calloc((size_t)e->n, sizeof(long));
     int ok = placed && e->slots && e->gone && e->in_direct && e->incl && e->prev_incl && e->blocked_at && e->outside && e->presumed &&
-             e->blocked_need && e->parent && e->last_pos && e->off_pos && e->off_shape && sc_stall_init(e) == 0;
+             e->blocked_need && e->parent && e->last_pos && e->off_pos && e->off_shape && sc_stall_init(e) == 0 &&
+             sc_crowd_init(e) == 0;
     for (int r = 0; ok && r < e->n; r++) e->blocked_at[r] = e->parent[r] = -1;
     for (int r = 0; ok && r < e->n; r++) e->off_pos[r] = -1;
     for (int s = 0; ok && s < e->nslots; s++) {
@@ -521,5 +524,6 @@ sc_engine *sc_engine_start(MPI_Comm comm, const sc_identity *id, sc_mode mode, c
         sc_engine_free(e);
         return NULL;
     }
+    sc_crowd_join(e);
     return e;
 }

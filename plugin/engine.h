@@ -27,6 +27,8 @@ typedef struct sc_engine_stats {
     long relaxed;              /* coordinator: rounds closed below quorum to end a stall */
     long min_fresh;            /* coordinator: fewest fresh ranks in a quorum round (-1: none) */
     long fused_calls;          /* calls whose buffers rode in a group's fused round (engine_fusion.c) */
+    long polled;               /* rounds and direct-step calls whose collectives were polled (engine_crowd.c);
+                                  added atomically: the engine's and the caller's threads both count */
     long copied_bytes;         /* bytes of callers' buffers copied in (deposits, fusion stages) and results
                                   copied out (inboxes); results reduced straight into a waiting caller's buffer
                                   count nothing.  Added atomically: the caller's and engine's threads both copy. */

@@ -176,6 +176,7 @@ static int engine_call(sc_engine *e, int slot, long pos, const void *sendbuf, vo
     if (!e->direct && slot == 0 && e->direct_at > 0 && sl->calls + 1 >= e->direct_at) {
         e->direct = went_direct = 1;   /* the rounds said: from this call on, direct */
         e->direct_mode = e->mode;
+        e->direct_polled = e->direct_polled_at;
         e->direct_at = 0;
     }
     int direct = e->direct;

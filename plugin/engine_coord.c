@@ -66,7 +66,8 @@ static void apply_note(sc_engine *e, int src, const long *note)
 {
     int who = note[NOTE_FOR] >= 0 ? (int)note[NOTE_FOR] : src;
     if (who < 0 || who >= e->n) return;
-    if (e->presumed[who] && note[0] != NOTE_STALLED) {   /* heard from: where it is, its notices say */
+    /* heard from: where it is, its notices say (not its engine thread's) */
+    if (e->presumed[who] && note[0] != NOTE_STALLED && note[0] != NOTE_CROWD) {
         e->presumed[who] = 0;
         if (!e->in_direct[who]) e->outside[who] = 0;
         reblock(e, who);
@@ -117,6 +118,8 @@ static void apply_note(sc_engine *e, int src, const long *note)
         reblock(e, who);
     } else if (note[0] == NOTE_STALLED) {
         sc_stall_alarm(e, who, (double)note[NOTE_COUNT] * 1e-3);
+    } else if (note[0] == NOTE_CROWD) {
+        sc_crowd_heard(e, who, note[NOTE_COUNT]);
     } else if (note[0] == NOTE_STOPPED) {
         e->nstopped++;
     } else if (note[0] == NOTE_LEAVE && !e->gone[who]) {
@@ -141,7 +144,8 @@ int sc_coord_drain_notes(sc_engine *e)
          * a rank's comings and goings on other communicators: a rank that
          * goes on there while rounds here wait (for a rank held there)
          * sends them at every call, and once put that rule off for 46 s. */
-        if (note[0] != NOTE_STALLED && note[0] != NOTE_AWAY && note[0] != NOTE_BACK) e->last_note_t = sc_now();
+        if (note[0] != NOTE_STALLED && note[0] != NOTE_AWAY && note[0] != NOTE_BACK && note[0] != NOTE_CROWD)
+            e->last_note_t = sc_now();
         e->last_activity = sc_now();
         got = 1;
     }
@@ -158,6 +162,7 @@ int sc_send_round(sc_engine *e, long kind, int s, sc_mode mode, int k, const lon
     e->msg[RH_FRESH] = fresh;
     e->msg[RH_SEQ] = seq;
     e->msg[RH_DIRECT] = kind == ROUND_RUN ? e->round_direct : 0;
+    e->msg[RH_POLL] = e->polled;
     e->msg[RH_KIND] = kind;
     e->msg[RH_SLOT] = s;
     e->msg[RH_MODE] = mode;
@@ -239,6 +244,7 @@ static int close_round(sc_engine *e, int s, sc_rules *rules, sc_mode mode, int k
             e->pending_direct = SC_NMODES;
             pthread_mutex_lock(&e->mu);
             e->direct_at = e->incl[e->rank] + 1;
+            e->direct_polled_at = e->polled;   /* as the round message says */
             pthread_mutex_unlock(&e->mu);
         }
     }
@@ -250,7 +256,7 @@ static int close_round(sc_engine *e, int s, sc_rules *rules, sc_mode mode, int k
     long seq = ++e->slots[s].seq_closed;
     int rc = sc_send_round(e, ROUND_RUN, s, mode, k, e->incl, deposits, seq);
     if (sc_engine_failed(e, rc)) return rc;
-    sc_run_round(e, s, e->incl, deposits, mode, k, seq);
+    sc_run_round(e, s, e->incl, deposits, mode, k, seq, e->polled);
     double tn = sc_now();
     /* A round the stall rule closed measures the stall, not the step: were
      * it counted, the period would jump tenfold and the rule (100 periods)
@@ -487,6 +493,7 @@ void sc_coordinator_loop(sc_engine *e)
         progressed |= sc_groups_progress(e);
         progressed |= judge_off(e);
         progressed |= sc_stall_progress(e);
+        progressed |= sc_crowd_progress(e);
         if (e->ngone == e->n) {
             int news = 0;
             for (int s = 0; s < e->nslots; s++) news |= sc_track_has_news(&e->slots[s].track);

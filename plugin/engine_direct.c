@@ -13,7 +13,9 @@
 #include "polled_coll.h"
 
 /* The coordinator's word for the next step: its engine's decision, or, once
- * every rank has left, stop; once an epoch, a link probe with it. */
+ * every rank has left, stop; once an epoch, a link probe with it; and
+ * whether the collectives from here to the next broadcast are polled
+ * (engine_crowd.c). */
 static long next_command(sc_engine *e)
 {
     if (e->rank != e->coord) return CMD_NONE;
@@ -23,6 +25,7 @@ static long next_command(sc_engine *e)
     pthread_mutex_unlock(&e->mu);
     if (__atomic_load_n(&e->ngone, __ATOMIC_ACQUIRE) == e->n) cmd = CMD_STOP;
     else if (cmd != CMD_ENGINE && sc_probe_wanted(e)) cmd |= CMD_PROBE;
+    if (__atomic_load_n(&e->polled, __ATOMIC_ACQUIRE)) cmd |= CMD_POLL;
     return cmd;
 }
 
@@ -30,8 +33,9 @@ static long next_command(sc_engine *e)
 static int obey(sc_engine *e, long cmd, int *back_to_rounds)
 {
     *back_to_rounds = 0;
+    e->direct_polled = (cmd & CMD_POLL) != 0;
     int rc = cmd & CMD_PROBE ? sc_probe_links(e) : MPI_SUCCESS;
-    cmd &= ~(long)CMD_PROBE;
+    cmd &= CMD_WHAT;
     if (cmd == CMD_ENGINE) {
         pthread_mutex_lock(&e->mu);
         e->direct = 0;
@@ -51,15 +55,16 @@ static int direct_reduce(void *ctx, const void *sendbuf, void *recvbuf, int coun
 {
     sc_engine *e = ctx;
     return e->direct_mode == SC_MODE_HIER
-               ? sc_hier_allreduce(&e->direct_hier, e->direct_comm, sc_rt.policy.group_size, sendbuf, recvbuf, count, dt, 1)
-               : sc_polled_allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, e->direct_comm);
+               ? sc_hier_allreduce(&e->direct_hier, e->direct_comm, sc_rt.policy.group_size, sendbuf, recvbuf, count, dt,
+                                   e->direct_polled)
+               : sc_polled_allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, e->direct_comm, e->direct_polled);
 }
 
 /* The broadcast that opens a direct step (slot 0). */
 static int open_step(sc_engine *e, int *back_to_rounds)
 {
     long cmd = next_command(e);
-    int rc = sc_polled_bcast(&cmd, 1, MPI_LONG, e->coord, e->ctrl);
+    int rc = sc_polled_bcast(&cmd, 1, MPI_LONG, e->coord, e->ctrl, e->direct_polled);
     return rc == MPI_SUCCESS ? obey(e, cmd, back_to_rounds) : rc;
 }
 
@@ -97,7 +102,9 @@ int sc_direct_call(sc_engine *e, int slot, const void *sendbuf, void *recvbuf, i
     sc_ls_outcome out = SC_LS_DONE;
     if (rc == MPI_SUCCESS && !*back_to_rounds)
         rc = sc_lockstep_on(direct_reduce, e, e->direct_comm, sendbuf, recvbuf, (int)sl->count, sl->dt, sl->dk, &out,
-                            first_off);
+                            first_off, e->direct_polled);
+    if (rc == MPI_SUCCESS && !*back_to_rounds && e->direct_polled)
+        __atomic_add_fetch(&e->stats.polled, 1L, __ATOMIC_RELAXED);
     if (sc_engine_away_hook) sc_engine_away_hook(e, 0);
     if (*back_to_rounds) return MPI_SUCCESS;
     if (rc == MPI_SUCCESS && out != SC_LS_DONE) {
@@ -133,7 +140,7 @@ int sc_direct_off(sc_engine *e, int slot, uint64_t shape, sc_off_verdict *verdic
     sc_ls_outcome out = SC_LS_REJECT;
     if (rc == MPI_SUCCESS && !*back_to_rounds)
         rc = sc_lockstep_off(direct_reduce, e, e->direct_comm, e->lockstep_buf, (int)sl->count, sl->dk, shape, &out,
-                             first_off);
+                             first_off, e->direct_polled);
     if (sc_engine_away_hook) sc_engine_away_hook(e, 0);
     if (rc != MPI_SUCCESS || *back_to_rounds) return rc;
     if (out == SC_LS_STRAY) {
@@ -160,14 +167,18 @@ static void serve_one(sc_engine *e)
     for (;;) {
         long cmd = next_command(e);
         int back = 0;
-        if (sc_polled_bcast(&cmd, 1, MPI_LONG, e->coord, e->ctrl) != MPI_SUCCESS || cmd == CMD_STOP) break;
+        if (sc_polled_bcast(&cmd, 1, MPI_LONG, e->coord, e->ctrl, e->direct_polled) != MPI_SUCCESS ||
+            (cmd & CMD_WHAT) == CMD_STOP)
+            break;
         if (obey(e, cmd, &back) != MPI_SUCCESS || back) break;   /* rounds again: the engine thread takes part for this rank */
         int rc = MPI_SUCCESS;
         for (int s = 0; s < e->nuser && rc == MPI_SUCCESS; s++) {   /* the steps' calls: user slots */
             sc_slot *sl = &e->slots[s];
             rc = e->direct_mode == SC_MODE_HIER
-                     ? sc_hier_allreduce(&e->direct_hier, e->direct_comm, sc_rt.policy.group_size, zeros, sink, (int)sl->count, sl->dt, 1)
-                     : sc_polled_allreduce(zeros, sink, (int)sl->count, sl->dt, MPI_SUM, e->direct_comm);
+                     ? sc_hier_allreduce(&e->direct_hier, e->direct_comm, sc_rt.policy.group_size, zeros, sink,
+                                         (int)sl->count, sl->dt, e->direct_polled)
+                     : sc_polled_allreduce(zeros, sink, (int)sl->count, sl->dt, MPI_SUM, e->direct_comm,
+                                           e->direct_polled);
         }
         if (rc != MPI_SUCCESS) break;
     }

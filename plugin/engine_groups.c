@@ -177,7 +177,7 @@ int sc_groups_apply(sc_engine *e, const long *parent, long epoch, const long *in
     return MPI_SUCCESS;
 }
 
-int sc_groups_ring_allreduce(sc_engine *e, sc_mode mode, const void *sendbuf, void *recvbuf, int s)
+int sc_groups_ring_allreduce(sc_engine *e, sc_mode mode, const void *sendbuf, void *recvbuf, int s, int polled)
 {
     const sc_slot *sl = &e->slots[s];
     if (e->ring_epoch != e->epoch) {
@@ -193,12 +193,12 @@ int sc_groups_ring_allreduce(sc_engine *e, sc_mode mode, const void *sendbuf, vo
     if (e->ring_m == e->n) {
         if (mode == SC_MODE_HIER)
             return sc_hier_allreduce(&e->hier, e->data, sc_rt.policy.group_size, sendbuf, recvbuf, (int)sl->count,
-                                     sl->dt, 1);
-        return sc_polled_allreduce(sendbuf, recvbuf, (int)sl->count, sl->dt, MPI_SUM, e->data);
+                                     sl->dt, polled);
+        return sc_polled_allreduce(sendbuf, recvbuf, (int)sl->count, sl->dt, MPI_SUM, e->data, polled);
     }
     if (e->ring_me < 0) return MPI_ERR_INTERN;   /* a child never runs a round */
     return sc_ring_allreduce(sendbuf, recvbuf, sl->count, sl->dt, sl->dk, e->ring_members, e->ring_m, e->ring_me,
-                             e->data, TAG_RING, e->ring_buf);
+                             e->data, TAG_RING, e->ring_buf, polled);
 }
 
 int sc_groups_children_hold(const sc_engine *e, int s, const long *incl)

@@ -10,6 +10,7 @@
  *   engine_probe.c   the link probe
  *   engine_stall.c   the stall watchdog
  *   engine_fusion.c  small tensors fused into group slots
+ *   engine_crowd.c   polled or blocking collectives (STARCOLL_COLL_WAIT)
  * Not part of the plugin's interface. */
 #ifndef STARCOLL_ENGINE_INTERNAL_H
 #define STARCOLL_ENGINE_INTERNAL_H
@@ -28,9 +29,10 @@ enum { TAG_CDEP_H = 7201, TAG_CDEP_B = 7202, TAG_CRES_H = 7203, TAG_CRES_B = 720
  * communicator's); DIRECT/ROUNDS: into direct steps and back; OFF: a call
  * off the pattern, waiting for the verdict (the count field holds its
  * shape); STALLED: this rank's application thread has waited past the
- * stall threshold. */
+ * stall threshold; CROWD: this rank's process runs another engine (count
+ * 1) or no longer (0), from its engine thread (engine_crowd.c). */
 enum { NOTE_DEPOSIT = 1, NOTE_LEAVE = 2, NOTE_AWAY = 3, NOTE_BACK = 4, NOTE_STOPPED = 5, NOTE_DIRECT = 6, NOTE_ROUNDS = 7,
-       NOTE_OFF = 8, NOTE_STALLED = 9 };
+       NOTE_OFF = 8, NOTE_STALLED = 9, NOTE_CROWD = 10 };
 /* deposit flags: FLUSH and EXACT as in round_rules.h; WAITS: the caller waits for it;
  * WAIT_ONLY: a child's own word that it waits for a deposit its parent
  * announced (the coordinator marks it blocked; nothing is announced);
@@ -46,10 +48,13 @@ enum { NOTE_KIND, NOTE_SLOT, NOTE_COUNT, NOTE_FLAGS, NOTE_FOR, NOTE_POS, NOTE_EP
 enum { ROUND_RUN = 1, ROUND_STOP = 2, ROUND_TOPO = 3, ROUND_FINAL = 4, ROUND_VERDICT = 5 };
 enum { CMD_NONE = 0, CMD_ENGINE = 1, CMD_SYNC = 2, CMD_HIER = 3, CMD_STOP = 4 };   /* direct: the per-step broadcast */
 enum { CMD_PROBE = 0x100 };   /* ... or'ed with NONE, SYNC or HIER: probe the links first (engine_probe.c) */
+enum { CMD_POLL = 0x200 };    /* ... or'ed with any: this step's collectives and the next broadcast polled */
+enum { CMD_WHAT = 0xff };     /* the command without its flags */
 /* Round message: header, then incl[n] (RUN), or parent[n], the
  * receiver's included deposits per slot and the rounds closed per slot
- * (TOPO; sc_round_msg_len longs at most). */
-enum { RH_KIND, RH_SLOT, RH_MODE, RH_K, RH_EPOCH, RH_FRESH, RH_DIRECT, RH_SEQ, RH_LEN };
+ * (TOPO; sc_round_msg_len longs at most).  POLL: the round's reduction
+ * polled (RUN), and the first direct steps' collectives when RH_DIRECT. */
+enum { RH_KIND, RH_SLOT, RH_MODE, RH_K, RH_EPOCH, RH_FRESH, RH_DIRECT, RH_SEQ, RH_POLL, RH_LEN };
 /* child -> parent deposit header; parent -> child result header (SEQ:
  * the last round summed in, ROUNDS: how many rounds are summed in) */
 enum { CD_SLOT, CD_COUNT, CD_FLAGS, CD_EPOCH, CD_POS, CD_LEN };
@@ -160,6 +165,15 @@ struct sc_engine {
     sc_mode direct_mode;       /* SC_MODE_SYNC or SC_MODE_HIER */
     long direct_at;            /* slot-0 call count (this rank's) from which to go direct (0: none) */
     long direct_cmd;           /* coordinator: what its application thread broadcasts next step */
+    /* Polled or blocking collectives (engine_crowd.c).  direct_polled:
+     * application thread, the direct steps' collectives; direct_polled_at:
+     * under mu, its value from direct_at on. */
+    int direct_polled, direct_polled_at;
+    int crowd_joined;          /* counted among this process's engines */
+    int crowd_told;            /* engine thread: this rank last said its process runs another engine */
+    unsigned char *crowded;    /* coordinator: per rank, its process runs another engine */
+    int ncrowded;              /* coordinator */
+    int polled;                /* coordinator: its collectives polled now (read atomically by its application thread) */
     sc_mode pending_direct;    /* coordinator: exact mode to go direct in, or SC_NMODES */
     int stopped;               /* engine thread finished */
     int error;                 /* first MPI error seen by the engine thread */
@@ -300,7 +314,7 @@ void sc_groups_free(sc_engine *e);
 int sc_groups_apply(sc_engine *e, const long *parent, long epoch, const long *included, const long *closed);
 /* Sum a round's buffer over the ring (all of data when every rank is a
  * member; hier's sub-communicators then in hier mode). */
-int sc_groups_ring_allreduce(sc_engine *e, sc_mode mode, const void *sendbuf, void *recvbuf, int s);
+int sc_groups_ring_allreduce(sc_engine *e, sc_mode mode, const void *sendbuf, void *recvbuf, int s, int polled);
 /* Parent: does the round include deposits held for children? */
 int sc_groups_children_hold(const sc_engine *e, int s, const long *incl);
 /* Parent: fold held child deposits into the round buffer; returns how many. */
@@ -314,6 +328,17 @@ int sc_groups_forward(sc_engine *e);
 /* Stopping: no new sends; 1 when nothing this rank sent is still in flight. */
 int sc_groups_quiet(sc_engine *e);
 
+/* engine_crowd.c: polled or blocking collectives, one decision per
+ * engine carried to every rank (STARCOLL_COLL_WAIT) */
+int sc_crowd_init(sc_engine *e);
+void sc_crowd_join(sc_engine *e);          /* its thread runs: one more engine in this process */
+void sc_crowd_free(sc_engine *e);          /* ... and one fewer, once freed */
+/* Engine thread, each loop: tell the coordinator when this process comes
+ * to run another engine or no longer does; 1 when something moved. */
+int sc_crowd_progress(sc_engine *e);
+/* Coordinator: rank r's word (NOTE_CROWD). */
+void sc_crowd_heard(sc_engine *e, int r, long crowded);
+
 /* engine_probe.c: the link probe, run in direct steps */
 int sc_probe_init(sc_engine *e);
 void sc_probe_free(sc_engine *e);
@@ -324,8 +349,9 @@ int sc_probe_links(sc_engine *e);          /* collective on e->direct_comm (appl
 /* Nothing moved: sleep a growing while (at most `until` s when not
  * negative); 1 when the engine must quit instead. */
 int sc_engine_idle(sc_engine *e, double *nap, double until);
-/* This rank's part of one round of slot s (engine.c). */
-void sc_run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode mode, int k, long seq);
+/* This rank's part of one round of slot s (engine.c); polled: its
+ * reduction's (the round message's RH_POLL). */
+void sc_run_round(sc_engine *e, int s, const long *incl, long fresh, sc_mode mode, int k, long seq, int polled);
 static inline int sc_round_msg_len(const sc_engine *e)
 {
     return RH_LEN + e->n + 2 * e->nslots;

@@ -48,15 +48,18 @@ void sc_member_loop(sc_engine *e)
                 if (e->msg[RH_DIRECT] > 0) {   /* before the round, so the waiting caller sees it */
                     pthread_mutex_lock(&e->mu);
                     e->direct_at = e->msg[RH_LEN + e->rank] + 1;   /* my next slot-0 call */
+                    e->direct_polled_at = e->msg[RH_POLL] != 0;
                     pthread_mutex_unlock(&e->mu);
                 }
-                sc_run_round(e, (int)e->msg[RH_SLOT], e->msg + RH_LEN, e->msg[RH_FRESH], mode, k, e->msg[RH_SEQ]);
+                sc_run_round(e, (int)e->msg[RH_SLOT], e->msg + RH_LEN, e->msg[RH_FRESH], mode, k, e->msg[RH_SEQ],
+                             e->msg[RH_POLL] != 0);
             }
             progressed = 1;
         }
         progressed |= sc_groups_progress(e);
         progressed |= sc_groups_forward(e);
         progressed |= sc_stall_progress(e);
+        progressed |= sc_crowd_progress(e);
         if (progressed) {
             nap = 20e-6;
             continue;

@@ -58,11 +58,11 @@ int sc_probe_links(sc_engine *e)
     int rc = MPI_SUCCESS;
     for (int shift = 1; shift <= 2 && rc == MPI_SUCCESS; shift++) {
         int to = (e->rank + shift) % e->n, from = (e->rank - shift + e->n) % e->n;
-        rc = sc_polled_barrier(e->direct_comm);
+        rc = sc_polled_barrier(e->direct_comm, e->direct_polled);
         if (rc != MPI_SUCCESS) break;
         double t0 = sc_now();
         rc = sc_polled_sendrecv(out, (int)bytes, MPI_BYTE, to, TAG_PROBE, in, (int)bytes, MPI_BYTE, from, TAG_PROBE,
-                                e->direct_comm);
+                                e->direct_comm, e->direct_polled);
         double t = sc_now() - t0;
         if (rc == MPI_SUCCESS && (best < 0 || t < best)) best = t;
     }

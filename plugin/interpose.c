@@ -362,6 +362,14 @@ static int call_fails(sc_comm *cs, const sc_user_call *c, sc_dkind dk, int rc, c
     return rc;
 }
 
+/* The votes made before and beside the engine, on the application thread:
+ * polled only where STARCOLL_COLL_WAIT=polled says so for the whole job
+ * (under auto, no engine says when; the agreement of learning is brief). */
+static int votes_polled(void)
+{
+    return sc_rt.policy.coll_wait == SC_WAIT_POLLED;
+}
+
 static int comm_reduce(void *ctx, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt)
 {
     sc_comm *cs = ctx;
@@ -418,7 +426,7 @@ static int learning_call(sc_comm *cs, const sc_call_key *k, const sc_user_call *
     sc_learn_outcome out = SC_LEARN_GO_ON;
     int others = 0;
     int away = away_begin();
-    int rc = sc_agree_learning(cs->id, cs->agree_comm, k, &out, &others);
+    int rc = sc_agree_learning(cs->id, cs->agree_comm, k, &out, &others, votes_polled());
     away_end(away);
     if (rc != MPI_SUCCESS) return call_fails(cs, c, dk, rc, "the agreement on which call this is failed");
     if (out == SC_LEARN_DISAGREE)
@@ -439,7 +447,8 @@ static int lockstep_on(sc_comm *cs, const sc_user_call *c, sc_dkind dk)
     sc_ls_outcome out;
     int other = -1;
     int away = away_begin();
-    int rc = sc_lockstep_on(comm_reduce, cs, cs->agree_comm, c->sendbuf, c->recvbuf, c->count, c->dt, dk, &out, &other);
+    int rc = sc_lockstep_on(comm_reduce, cs, cs->agree_comm, c->sendbuf, c->recvbuf, c->count, c->dt, dk, &out, &other,
+                            votes_polled());
     away_end(away);
     if (rc != MPI_SUCCESS || out == SC_LS_DONE) return rc;
     /* another rank's call was not this one: every rank knows, and all
@@ -465,7 +474,8 @@ static int lockstep_off(sc_comm *cs, int slot, uint64_t shape, sc_off_verdict *v
     }
     sc_ls_outcome out;
     int away = away_begin();
-    int rc = sc_lockstep_off(comm_reduce, cs, cs->agree_comm, cs->lockstep_buf, (int)count, dk, shape, &out, other);
+    int rc = sc_lockstep_off(comm_reduce, cs, cs->agree_comm, cs->lockstep_buf, (int)count, dk, shape, &out, other,
+                             votes_polled());
     away_end(away);
     *v = out == SC_LS_STRAY ? SC_OFF_STRAY : SC_OFF_REJECT;
     return rc;

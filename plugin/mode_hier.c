@@ -55,21 +55,18 @@ int sc_hier_allreduce(sc_hier *h, MPI_Comm comm, int group_size, const void *sen
 {
     sc_hier_prepare(h, comm, group_size);
     if (h->state < 0 || h->single)
-        return polled ? sc_polled_allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, comm)
-                      : PMPI_Allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, comm);
+        return sc_polled_allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, comm, polled);
 
     int local_rank, rc;
     PMPI_Comm_rank(h->local, &local_rank);
     /* MPI_IN_PLACE is only legal at the root: a member sends its recvbuf */
     const void *in = local_rank == 0 || sendbuf != MPI_IN_PLACE ? sendbuf : recvbuf;
     void *out = local_rank == 0 ? recvbuf : NULL;
-    rc = polled ? sc_polled_reduce(in, out, count, dt, MPI_SUM, 0, h->local)
-                : PMPI_Reduce(in, out, count, dt, MPI_SUM, 0, h->local);
+    rc = sc_polled_reduce(in, out, count, dt, MPI_SUM, 0, h->local, polled);
     if (rc != MPI_SUCCESS) return rc;
     if (h->leaders != MPI_COMM_NULL) {
-        rc = polled ? sc_polled_allreduce(MPI_IN_PLACE, recvbuf, count, dt, MPI_SUM, h->leaders)
-                    : PMPI_Allreduce(MPI_IN_PLACE, recvbuf, count, dt, MPI_SUM, h->leaders);
+        rc = sc_polled_allreduce(MPI_IN_PLACE, recvbuf, count, dt, MPI_SUM, h->leaders, polled);
         if (rc != MPI_SUCCESS) return rc;
     }
-    return polled ? sc_polled_bcast(recvbuf, count, dt, 0, h->local) : PMPI_Bcast(recvbuf, count, dt, 0, h->local);
+    return sc_polled_bcast(recvbuf, count, dt, 0, h->local, polled);
 }

@@ -19,8 +19,8 @@ void sc_hier_free(sc_hier *h);
  * the first hier call; a failure leaves plain all-reduces. */
 void sc_hier_prepare(sc_hier *h, MPI_Comm comm, int group_size);
 /* Collective over comm; group_size 0 = node-local groups.  polled: its
- * collectives are polled_coll.h's (tested where STARCOLL_COLL_WAIT=polled),
- * as every rank's call on comm must be; 0: MPI's blocking ones. */
+ * collectives tested to completion (polled_coll.h), the same on every
+ * rank of comm; 0: MPI's blocking ones. */
 int sc_hier_allreduce(sc_hier *h, MPI_Comm comm, int group_size, const void *sendbuf, void *recvbuf, int count,
                       MPI_Datatype dt, int polled);
 #endif

@@ -295,9 +295,12 @@ int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
         else BAD("STARCOLL_CUDA", v, "auto, off (never look for device buffers)", "auto");
     }
     if ((v = get("STARCOLL_COLL_WAIT"))) {
-        if (strcmp(v, "blocking") == 0) p->coll_polled = 0;
-        else if (strcmp(v, "polled") == 0) p->coll_polled = 1;
-        else BAD("STARCOLL_COLL_WAIT", v, "blocking, polled (starcoll's own collectives tested, with naps)", "blocking");
+        if (strcmp(v, "auto") == 0) p->coll_wait = SC_WAIT_AUTO;
+        else if (strcmp(v, "blocking") == 0) p->coll_wait = SC_WAIT_BLOCKING;
+        else if (strcmp(v, "polled") == 0) p->coll_wait = SC_WAIT_POLLED;
+        else BAD("STARCOLL_COLL_WAIT", v,
+                 "auto (polled while a rank runs two communicators' engines), blocking, polled (starcoll's own "
+                 "collectives tested, with naps)", "auto");
     }
     if ((v = get("STARCOLL_VERBOSE"))) {
         if (sc_parse_int(v, 0, 3, &n) == 0) p->verbose = (int)n;
@@ -319,7 +322,7 @@ uint64_t sc_policy_hash(const sc_policy *p)
 {
     uint64_t h = SC_HASH_SEED;
     long long ints[] = {p->mode, p->selector, (long long)p->min_bytes, p->staleness, p->scale_fresh,
-                        p->group_size, p->epoch, p->inject.enabled, (long long)p->fuse_bytes, p->cuda_off, p->coll_polled};
+                        p->group_size, p->epoch, p->inject.enabled, (long long)p->fuse_bytes, p->cuda_off, p->coll_wait};
     h = sc_hash_bytes(h, ints, sizeof ints);
     h = sc_hash_bytes(h, &p->quorum, sizeof p->quorum);
     h = sc_hash_bytes(h, &p->fuse_share, sizeof p->fuse_share);
@@ -350,5 +353,6 @@ void sc_policy_describe(const sc_policy *p, char *buf, size_t len)
         snprintf(buf + strlen(buf), len - strlen(buf), " fuse_share=%g", p->fuse_share);
     if (p->schedule[0] && strlen(buf) + 16 < len) strcat(buf, " schedule=fixed");
     if (p->cuda_off && strlen(buf) + 16 < len) strcat(buf, " cuda=off");
-    if (p->coll_polled && strlen(buf) + 24 < len) strcat(buf, " coll_wait=polled");
+    if (p->coll_wait == SC_WAIT_POLLED && strlen(buf) + 24 < len) strcat(buf, " coll_wait=polled");
+    if (p->coll_wait == SC_WAIT_BLOCKING && strlen(buf) + 24 < len) strcat(buf, " coll_wait=blocking");
 }

@@ -32,6 +32,10 @@
 
 typedef enum { SC_SELECTOR_HEURISTIC = 0, SC_SELECTOR_LEARNED = 1 } sc_selector_kind;
 typedef enum { SC_REPORT_STDERR = 0, SC_REPORT_NONE, SC_REPORT_FILE } sc_report_kind;
+/* STARCOLL_COLL_WAIT: how starcoll's own collectives wait (polled_coll.h);
+ * auto: polled while a rank of the communicator runs another engine
+ * (engine_crowd.c). */
+typedef enum { SC_WAIT_AUTO = 0, SC_WAIT_BLOCKING, SC_WAIT_POLLED } sc_coll_wait;
 
 typedef struct sc_policy {
     sc_mode mode;                 /* STARCOLL_MODE */
@@ -55,7 +59,7 @@ typedef struct sc_policy {
     double stall_s;               /* STARCOLL_STALL: seconds a call waits before the watchdog speaks; 0 off */
     int verbose;                  /* STARCOLL_VERBOSE */
     int cuda_off;                 /* STARCOLL_CUDA=off: device buffers are not looked for (device.h) */
-    int coll_polled;              /* STARCOLL_COLL_WAIT=polled: starcoll's own collectives tested (polled_coll.h) */
+    sc_coll_wait coll_wait;       /* STARCOLL_COLL_WAIT */
 } sc_policy;
 
 typedef const char *(*sc_getenv_fn)(const char *name);

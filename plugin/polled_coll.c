@@ -11,13 +11,6 @@
 #define SPIN_S 20e-6
 #define NAP_NS 50000L
 
-static int polled;
-
-void sc_polled_enable(int on)
-{
-    polled = on;
-}
-
 static void nap(void)
 {
     struct timespec ts = {0, NAP_NS};
@@ -44,7 +37,8 @@ static int wait_all(int n, MPI_Request reqs[])
  * place where the rank's deposits were summed first).  The send side is
  * a copy instead; without memory for one, the call stays in place (the
  * same call every rank makes; one rank alone must not fail it). */
-int sc_polled_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+int sc_polled_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                        int polled)
 {
     if (!polled) return PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
     void *copy = NULL;
@@ -66,7 +60,7 @@ int sc_polled_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
 }
 
 int sc_polled_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
-                     MPI_Comm comm)
+                     MPI_Comm comm, int polled)
 {
     if (!polled) return PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm);
     MPI_Request req;
@@ -74,7 +68,7 @@ int sc_polled_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     return rc == MPI_SUCCESS ? wait_all(1, &req) : rc;
 }
 
-int sc_polled_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+int sc_polled_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, int polled)
 {
     if (!polled) return PMPI_Bcast(buf, count, dt, root, comm);
     MPI_Request req;
@@ -83,7 +77,7 @@ int sc_polled_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm co
 }
 
 int sc_polled_allgather(const void *sendbuf, int scount, MPI_Datatype sdt, void *recvbuf, int rcount,
-                        MPI_Datatype rdt, MPI_Comm comm)
+                        MPI_Datatype rdt, MPI_Comm comm, int polled)
 {
     if (!polled) return PMPI_Allgather(sendbuf, scount, sdt, recvbuf, rcount, rdt, comm);
     MPI_Request req;
@@ -91,7 +85,7 @@ int sc_polled_allgather(const void *sendbuf, int scount, MPI_Datatype sdt, void 
     return rc == MPI_SUCCESS ? wait_all(1, &req) : rc;
 }
 
-int sc_polled_barrier(MPI_Comm comm)
+int sc_polled_barrier(MPI_Comm comm, int polled)
 {
     if (!polled) return PMPI_Barrier(comm);
     MPI_Request req;
@@ -100,7 +94,7 @@ int sc_polled_barrier(MPI_Comm comm)
 }
 
 int sc_polled_sendrecv(const void *sendbuf, int scount, MPI_Datatype sdt, int dest, int stag, void *recvbuf,
-                       int rcount, MPI_Datatype rdt, int source, int rtag, MPI_Comm comm)
+                       int rcount, MPI_Datatype rdt, int source, int rtag, MPI_Comm comm, int polled)
 {
     if (!polled)
         return PMPI_Sendrecv(sendbuf, scount, sdt, dest, stag, recvbuf, rcount, rdt, source, rtag, comm,

@@ -13,7 +13,7 @@
 /* Per-row fields reduced with MPI_SUM, then with MPI_MAX. */
 enum { F_ELIG, F_PASS, F_BYTES, F_TIME, F_MODE0, F_SIZE = F_MODE0 + SC_NMODES, F_INST, F_RANKS,
        F_STEPS, F_ROUNDS, F_FRESH, F_LATE, F_STALE, F_WAIT, F_CHILD, F_XCALLS, F_XTIME, F_COMPUTE, F_RELAXED,
-       F_NEGMINFRESH, F_LEARN, F_AMBIG, F_STRAY, F_RELEARN, F_FAILED, F_CARRY, F_NB, F_OVERLAP, F_FUSED, F_COPIED, F_DEV_CALLS, F_DEV_BYTES, F_DEV_S,
+       F_NEGMINFRESH, F_LEARN, F_AMBIG, F_STRAY, F_RELEARN, F_FAILED, F_CARRY, F_NB, F_OVERLAP, F_FUSED, F_COPIED, F_POLLED, F_DEV_CALLS, F_DEV_BYTES, F_DEV_S,
        F_DEV_MODE0, F_DEV_EXACT = F_DEV_MODE0 + SC_NMODES, F_DEV_PINNED, F_DEV_NCCL, F_HOST_ASKED,
        F_HOST_TIMED, F_HOST_TIMED_S, F_WHY0,
        F_N = F_WHY0 + SC_ELIG_NREASONS_MAX };
@@ -119,6 +119,7 @@ static void pack(wire_row *w, int r)
     o[F_OVERLAP] = s->overlapped;
     o[F_FUSED] = s->fused_calls;
     o[F_COPIED] = s->copied_bytes;
+    o[F_POLLED] = s->polled;
     o[F_DEV_CALLS] = s->device_calls;
     o[F_DEV_BYTES] = s->device_bytes;
     o[F_DEV_S] = s->device_s;
@@ -272,6 +273,21 @@ static void write_tolerant(FILE *f, const merged *t)
             fprintf(f, "@ comm %s: %.0f rounds closed below the quorum after long waits without progress (ranks blocked"
                        " in a call starcoll cannot see, such as an exact collective each step, or not running at all on"
                        " a loaded machine)\n", t->label[r], s[F_RELAXED]);
+    }
+}
+
+/* Communicators whose engine polled its collectives (STARCOLL_COLL_WAIT;
+ * polled_coll.h), rounds or direct steps. */
+static void write_polled(FILE *f, const merged *t)
+{
+    for (int r = 0; r < t->n; r++) {
+        const double *s = t->sum + r * F_N;
+        if (s[F_POLLED] <= 0) continue;
+        double ranks = s[F_RANKS] > 0 ? s[F_RANKS] : 1;
+        fprintf(f, "@ comm %s: %.0f rounds and direct-step calls per rank waited polled (STARCOLL_COLL_WAIT=%s)\n",
+                t->label[r], s[F_POLLED] / ranks,
+                sc_rt.policy.coll_wait == SC_WAIT_POLLED ? "polled"
+                                                         : "auto: a rank ran another communicator's engine");
     }
 }
 
@@ -477,6 +493,7 @@ static void write_report(FILE *f, const merged *t, const gathered *g)
     write_not_reshaped(f, t);
     write_identity(f, t);
     write_tolerant(f, t);
+    write_polled(f, t);
     sc_stragglers_write(f, g->stragglers, g->hosts, HOST_LEN);
     write_decisions(f, g->decisions, g->ndecisions);
     fprintf(f, "@--- end of starcoll report ---\n");

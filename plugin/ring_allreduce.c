@@ -13,7 +13,7 @@ static void chunk(long count, int m, int c, long *first, long *n)
 }
 
 int sc_ring_allreduce(const void *sendbuf, void *recvbuf, long count, MPI_Datatype dt, sc_dkind dk,
-                      const int *members, int m, int me, MPI_Comm comm, int tag, void *tmp)
+                      const int *members, int m, int me, MPI_Comm comm, int tag, void *tmp, int polled)
 {
     size_t el = dk == SC_DK_DOUBLE ? sizeof(double) : sizeof(float);
     char *buf = recvbuf;
@@ -25,7 +25,8 @@ int sc_ring_allreduce(const void *sendbuf, void *recvbuf, long count, MPI_Dataty
         long sf, sn, rf, rn;
         chunk(count, m, (me - step + m) % m, &sf, &sn);
         chunk(count, m, (me - step - 1 + 2 * m) % m, &rf, &rn);
-        int rc = sc_polled_sendrecv(buf + sf * el, (int)sn, dt, right, tag, tmp, (int)rn, dt, left, tag, comm);
+        int rc = sc_polled_sendrecv(buf + sf * el, (int)sn, dt, right, tag, tmp, (int)rn, dt, left, tag, comm,
+                                    polled);
         if (rc != MPI_SUCCESS) return rc;
         sc_sum_into(buf + rf * el, tmp, (size_t)rn, dk);
     }
@@ -35,7 +36,7 @@ int sc_ring_allreduce(const void *sendbuf, void *recvbuf, long count, MPI_Dataty
         chunk(count, m, (me + 1 - step + m) % m, &sf, &sn);
         chunk(count, m, (me - step + m) % m, &rf, &rn);
         int rc = sc_polled_sendrecv(buf + sf * el, (int)sn, dt, right, tag, buf + rf * el, (int)rn, dt, left, tag,
-                                    comm);
+                                    comm, polled);
         if (rc != MPI_SUCCESS) return rc;
     }
     return MPI_SUCCESS;

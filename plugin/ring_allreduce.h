@@ -14,7 +14,8 @@
 /* Reduce-scatter then all-gather around members[0..m-1] (ranks of comm;
  * `me` is this rank's index in it), on `tag`.  sendbuf may be MPI_IN_PLACE.
  * tmp holds count/m + 1 elements.  Every member ends with the same bits:
- * each chunk is summed once, by one member, in one order, then copied. */
+ * each chunk is summed once, by one member, in one order, then copied.
+ * polled: its exchanges tested with naps (polled_coll.h). */
 int sc_ring_allreduce(const void *sendbuf, void *recvbuf, long count, MPI_Datatype dt, sc_dkind dk,
-                      const int *members, int m, int me, MPI_Comm comm, int tag, void *tmp);
+                      const int *members, int m, int me, MPI_Comm comm, int tag, void *tmp, int polled);
 #endif

@@ -33,6 +33,7 @@ typedef struct sc_stats {
     double nonblocking;    /* MPI_Iallreduce calls (eligible or not) */
     double overlapped;     /* ... of them completed by the rounds after MPI_Iallreduce returned */
     double copied_bytes;   /* bytes of callers' buffers the engine copied in and out (sc_engine_stats) */
+    double polled;         /* rounds and direct-step calls whose collectives were polled (sc_engine_stats) */
     double device_calls, device_bytes, device_s;   /* calls on CUDA device buffers; bytes and seconds staged (device.h) */
     double device_mode[SC_NMODES];   /* ... of them eligible, by the mode that ran them */
     double device_exact;             /* ... of them not eligible: exact through MPI on host copies */

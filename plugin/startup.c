@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "polled_coll.h"
 #include "runtime.h"
 
 /* A tag an application is unlikely to use on MPI_COMM_WORLD. */
@@ -130,7 +129,7 @@ static void agree_on_settings(void)
         p->mode = SC_MODE_SYNC;
         p->inject.enabled = 0;
         p->cuda_off = 0;   /* a rank not looking would hand MPI a device buffer: every rank looks */
-        p->coll_polled = 0;   /* blocking or not must match on every rank */
+        p->coll_wait = SC_WAIT_BLOCKING;   /* blocking or not must match on every rank */
         sc_rt.policy_disagreed = 1;   /* STARCOLL_MIN_BYTES may differ too: no collective may hang on eligibility */
     }
     char differ[200] = "";
@@ -174,7 +173,6 @@ int sc_startup_agree(void)
     if (!everyone_has_the_library()) return 0;
     count_hosts();
     agree_on_settings();
-    sc_polled_enable(sc_rt.policy.coll_polled);   /* the same on every rank: in the policy's hash */
     check_against_size();
     return 1;
 }

@@ -13,8 +13,11 @@
 #   soak                100,000 eligible calls or more at 8 ranks: random delays
 #                       and spikes, MPI_Pcontrol(0/1/2), hot swaps;
 #                       conservation, replicas, no call over 10 s; then two
-#                       communicators (also with every tensor fused, and at
-#                       1 MiB fusion), quiet and beside stress-ng --cpu 4;
+#                       communicators (every tensor fused, small tensors
+#                       fused, unfused with starcoll's collectives polled by
+#                       STARCOLL_COLL_WAIT=auto and by =polled), quiet and
+#                       beside stress-ng --cpu 4; one communicator never
+#                       polls;
 #   machine pauses      every rank stopped (SIGSTOP) is taken out of the
 #                       bound; a rank that stops calling is not;
 #   stall sentinel      one rank's process stopped holds the coordinator's
@@ -200,13 +203,25 @@ soak() {   # NAME STEPS BOUND_S LABEL MIN_CALLS [starcoll_loops options]; SOAK_E
         fail "$label: ${calls:-no} eligible calls, expected at least $least"
 }
 soak soak-quiet 3200 10 "soak, quiet machine" 100000
+# One communicator: STARCOLL_COLL_WAIT=auto (the default) never polls, so
+# such a job pays nothing for the cure below.
+if ! [ -s "$SC_WORK/soak-quiet.report" ]; then
+    fail "one communicator, STARCOLL_COLL_WAIT=auto: no report to read"
+elif grep -q "polled from now on\|waited polled" "$SC_WORK/soak-quiet.err" "$SC_WORK/soak-quiet.report"; then
+    fail "one communicator, STARCOLL_COLL_WAIT=auto: its collectives were polled"
+    grep -h "polled" "$SC_WORK/soak-quiet.err" "$SC_WORK/soak-quiet.report" | head -n 3 | sed 's/^/    /'
+else
+    ok "one communicator, STARCOLL_COLL_WAIT=auto: its collectives stayed MPI's blocking ones"
+fi
 # Two communicators (the world and its halves, each with its engine) on 2
-# cores: the longest single call was 0.2-0.35 s in every CI since the waits
-# that could never end went (README, "Limits"); 10 s is far above that and
-# far below the stalls of tens of seconds they made.  Every tensor fused
-# (STARCOLL_FUSE_SHARE=1; at the 1 MiB default all four are under the
-# size), as this soak has run since 1 MiB became the default: unfused, a
-# stall of 10 s to minutes is known and not yet fixed (README, "Limits").
+# cores.  With MPI's blocking collectives, and the tensors not fused, Open
+# MPI held a call here for 10 s to minutes now and then (README, "Limits");
+# STARCOLL_COLL_WAIT=auto (the default) polls every engine's collectives
+# while a rank runs two engines, which no run has stalled.  10 s is far
+# above the longest call of a healthy run (0.2-0.6 s) and far below those
+# stalls.  Every tensor fused (STARCOLL_FUSE_SHARE=1; at the 1 MiB default
+# all four are under the size), unfused (the default share), and unfused
+# with STARCOLL_COLL_WAIT=polled for the whole job.
 SOAK_ENV=STARCOLL_FUSE_SHARE=1 soak soak-two-comms 800 10 "soak, two communicators, every tensor fused" 50000 --two-comms
 # ... small tensors, every one fused: a flush or a catch-up on one
 # communicator used to wait for calls a rank had made fused, or staged,
@@ -214,10 +229,20 @@ SOAK_ENV=STARCOLL_FUSE_SHARE=1 soak soak-two-comms 800 10 "soak, two communicato
 # fix).
 SOAK_ENV=STARCOLL_FUSE_SHARE=1 soak soak-two-comms-fused 800 10 "soak, two communicators, small tensors all fused" 50000 \
     --two-comms --counts 1000,2000,500,3000,800
-# ... unfused (the default share), starcoll's own collectives polled
-# (STARCOLL_COLL_WAIT=polled): unfused with MPI's blocking collectives this
-# soak held a call past 2 s in 3 of 10 runs here (once past the 10 s
-# bound); polled, in none of 20, the longest 0.56 s (README, "Limits").
+soak soak-two-comms-unfused 800 10 "soak, two communicators, unfused, STARCOLL_COLL_WAIT=auto" 50000 --two-comms
+# Each of the three engines' coordinators said it polls from now on, and
+# the report counts what waited polled on each communicator.
+said=$(grep -c "^starcoll: comm [0-9@]*.*: its collectives polled from now on: rank .* runs another communicator's engine too" \
+    "$SC_WORK/soak-two-comms-unfused.err")
+counted=$(grep -c "^@ comm [0-9@]*: [1-9][0-9]* rounds and direct-step calls per rank waited polled (STARCOLL_COLL_WAIT=auto" \
+    "$SC_WORK/soak-two-comms-unfused.report")
+if [ "$said" -ge 3 ] && [ "$counted" -eq 3 ]; then
+    ok "STARCOLL_COLL_WAIT=auto, two engines a rank: every communicator's coordinator switched to polled, and the report counts it on all 3"
+else
+    fail "STARCOLL_COLL_WAIT=auto, two engines a rank: $said of 3 coordinators said they poll, $counted of 3 report lines"
+    grep -h "polled" "$SC_WORK/soak-two-comms-unfused.err" "$SC_WORK/soak-two-comms-unfused.report" | head -n 8 |
+        sed 's/^/    /'
+fi
 SOAK_ENV=STARCOLL_COLL_WAIT=polled soak soak-two-comms-polled 800 10 \
     "soak, two communicators, unfused, starcoll's collectives polled" 50000 --two-comms
 if grep -q "^starcoll: .* coll_wait=polled" "$SC_WORK/soak-two-comms-polled.err"; then

@@ -13,7 +13,8 @@
  * place and others not), a reduction's at its root
  * only, a large broadcast's bits everywhere, a barrier, and a bad root
  * answered with an error code rather than a hang; and the ring again, its
- * exchanges tested (STARCOLL_COLL_WAIT=polled).
+ * exchanges tested (what STARCOLL_COLL_WAIT=polled, or auto with two
+ * engines in a process, makes).
  * Prints one line per case and closes with "N passed, N failed". */
 #include <mpi.h>
 #include "mpi_check.h"
@@ -26,6 +27,7 @@
 #include "ring_allreduce.h"
 
 static int passed, failed;
+static int polled;   /* the ring's exchanges tested: after polled_cases */
 
 static void verdict(int rank, int good, const char *what)
 {
@@ -62,7 +64,8 @@ static void one_case(int rank, int size, const int *members, int m, long count, 
     if (me >= 0) {
         if (inplace) memcpy(recv, send, (size_t)count * el);
         int rc = sc_ring_allreduce(inplace ? MPI_IN_PLACE : send, recv, count, dbl ? MPI_DOUBLE : MPI_FLOAT,
-                                   dbl ? SC_DK_DOUBLE : SC_DK_FLOAT, members, m, me, MPI_COMM_WORLD, 99, tmp);
+                                   dbl ? SC_DK_DOUBLE : SC_DK_FLOAT, members, m, me, MPI_COMM_WORLD, 99, tmp,
+                                   polled);
         good = rc == MPI_SUCCESS;
         for (long i = 0; good && i < count; i++) {
             double want = 0;
@@ -92,11 +95,10 @@ static void one_case(int rank, int size, const int *members, int m, long count, 
 
 static void polled_cases(int rank, int size)
 {
-    sc_polled_enable(1);   /* STARCOLL_COLL_WAIT=polled's */
     enum { N = 1001, BIG = 1 << 18 };
     double in[N], out[N];
     for (int i = 0; i < N; i++) in[i] = rank + i, out[i] = -1;
-    int good = MPI_CHECK(sc_polled_allreduce(in, out, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)) == MPI_SUCCESS;
+    int good = MPI_CHECK(sc_polled_allreduce(in, out, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, 1)) == MPI_SUCCESS;
     for (int i = 0; i < N; i++) good &= out[i] == (double)size * i + size * (size - 1) / 2.0;
     verdict(rank, good, "polled all-reduce: the exact sum on every rank");
 
@@ -108,7 +110,7 @@ static void polled_cases(int rank, int size)
     if (good) {
         for (int i = 0; i < MIXED; i++) mixed_in[i] = mixed[i] = (float)(rank + i % 7);
         good = MPI_CHECK(sc_polled_allreduce(rank % 2 ? MPI_IN_PLACE : mixed_in, mixed, MIXED, MPI_FLOAT, MPI_SUM,
-                                             MPI_COMM_WORLD)) == MPI_SUCCESS;
+                                             MPI_COMM_WORLD, 1)) == MPI_SUCCESS;
         for (int i = 0; i < MIXED; i++) good &= mixed[i] == (float)(size * (i % 7)) + size * (size - 1) / 2.0f;
     }
     free(mixed_in);
@@ -117,7 +119,7 @@ static void polled_cases(int rank, int size)
 
     int root = size - 1;
     for (int i = 0; i < N; i++) out[i] = -1;
-    good = MPI_CHECK(sc_polled_reduce(in, out, N, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD)) == MPI_SUCCESS;
+    good = MPI_CHECK(sc_polled_reduce(in, out, N, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD, 1)) == MPI_SUCCESS;
     for (int i = 0; i < N; i++) good &= rank == root ? out[i] == (double)size * i + size * (size - 1) / 2.0 : out[i] == -1;
     verdict(rank, good, "polled reduce: the exact sum at the root, nothing written elsewhere");
 
@@ -125,17 +127,17 @@ static void polled_cases(int rank, int size)
     good = big != NULL;
     if (big) {
         for (int i = 0; i < BIG; i++) big[i] = rank == root ? (float)i * 0.25f : -1.0f;
-        good = MPI_CHECK(sc_polled_bcast(big, BIG, MPI_FLOAT, root, MPI_COMM_WORLD)) == MPI_SUCCESS;
+        good = MPI_CHECK(sc_polled_bcast(big, BIG, MPI_FLOAT, root, MPI_COMM_WORLD, 1)) == MPI_SUCCESS;
         for (int i = 0; i < BIG; i++) good &= big[i] == (float)i * 0.25f;
     }
     free(big);
     verdict(rank, good, "polled broadcast of 1 MiB: the root's bits on every rank");
 
-    verdict(rank, MPI_CHECK(sc_polled_barrier(MPI_COMM_WORLD)) == MPI_SUCCESS, "polled barrier returns");
+    verdict(rank, MPI_CHECK(sc_polled_barrier(MPI_COMM_WORLD, 1)) == MPI_SUCCESS, "polled barrier returns");
 
     /* MPI_ERRORS_RETURN: the bad root is refused at the start, every rank alike */
     int x = 0;
-    verdict(rank, sc_polled_bcast(&x, 1, MPI_INT, size, MPI_COMM_WORLD) != MPI_SUCCESS,
+    verdict(rank, sc_polled_bcast(&x, 1, MPI_INT, size, MPI_COMM_WORLD, 1) != MPI_SUCCESS,
             "polled broadcast from a root past the last rank: an error code, no hang");
 }
 
@@ -158,7 +160,8 @@ int main(int argc, char **argv)
         for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
             for (int v = 0; v < 4; v++)
                 one_case(rank, size, lists[l], lens[l], counts[c], v & 1, (v >> 1) & 1, (int)(c + (size_t)v) % 2);
-    polled_cases(rank, size);   /* from here on polled (STARCOLL_COLL_WAIT=polled) */
+    polled_cases(rank, size);
+    polled = 1;
     for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)   /* the ring's point-to-point, tested */
         one_case(rank, size, lists[1], lens[1], counts[c], (int)c % 2, 1, (int)(c / 2) % 2);
     if (rank == 0) printf("%d passed, %d failed\n", passed, failed);

@@ -128,13 +128,20 @@ static void test_good_values(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(d, " cuda=off"));
     CU_ASSERT_EQUAL(parse1("STARCOLL_CUDA=auto", &p, m, sizeof m), 0);
     CU_ASSERT_EQUAL(p.cuda_off, 0);
-    CU_ASSERT_EQUAL(p.coll_polled, 0);   /* MPI's blocking collectives by default */
+    /* auto by default: polled only while a rank runs two engines (engine_crowd.c) */
+    CU_ASSERT_EQUAL(p.coll_wait, SC_WAIT_AUTO);
+    sc_policy_describe(&p, d, sizeof d);
+    CU_ASSERT_PTR_NULL(strstr(d, "coll_wait"));
     CU_ASSERT_EQUAL(parse1("STARCOLL_COLL_WAIT=polled", &p, m, sizeof m), 0);
-    CU_ASSERT_EQUAL(p.coll_polled, 1);
+    CU_ASSERT_EQUAL(p.coll_wait, SC_WAIT_POLLED);
     sc_policy_describe(&p, d, sizeof d);
     CU_ASSERT_PTR_NOT_NULL(strstr(d, " coll_wait=polled"));
     CU_ASSERT_EQUAL(parse1("STARCOLL_COLL_WAIT=blocking", &p, m, sizeof m), 0);
-    CU_ASSERT_EQUAL(p.coll_polled, 0);
+    CU_ASSERT_EQUAL(p.coll_wait, SC_WAIT_BLOCKING);
+    sc_policy_describe(&p, d, sizeof d);
+    CU_ASSERT_PTR_NOT_NULL(strstr(d, " coll_wait=blocking"));
+    CU_ASSERT_EQUAL(parse1("STARCOLL_COLL_WAIT=auto", &p, m, sizeof m), 0);
+    CU_ASSERT_EQUAL(p.coll_wait, SC_WAIT_AUTO);
     sc_policy_describe(&p, d, sizeof d);
     CU_ASSERT_PTR_NULL(strstr(d, "cuda="));
     CU_ASSERT_EQUAL(parse1("STARCOLL_INJECT=rank=3,delay=40ms,prob=1", &p, m, sizeof m), 0);
@@ -195,6 +202,8 @@ static void test_bad_values(void)
     check_bad("STARCOLL_VERBOSE=9", "STARCOLL_VERBOSE");
     check_bad("STARCOLL_CUDA=0", "STARCOLL_CUDA");
     check_bad("STARCOLL_COLL_WAIT=nonblocking", "STARCOLL_COLL_WAIT");
+    parse1("STARCOLL_COLL_WAIT=nonblocking", &p, m, sizeof m);
+    CU_ASSERT_EQUAL(p.coll_wait, SC_WAIT_AUTO);   /* the default */
     parse1("STARCOLL_CUDA=no", &p, m, sizeof m);
     CU_ASSERT_EQUAL(p.cuda_off, 0);   /* unknown intent: device buffers are still looked for, never missed */
     check_bad("STARCOLL_MODEL=/nonexistent/model.txt", "STARCOLL_MODEL");
