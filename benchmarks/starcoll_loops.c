@@ -31,7 +31,8 @@
  * usage: starcoll_loops [--loop fresh|moving|own|staging] [--counts C1,C2,...]
  *          [--model FILE [--scale N]] [--loss] [--in-place] [--steps N] [--warmup N] [--compute-ms MS]
  *          [--slow-rank R] [--slow-factor F] [--extra-call STEP]
- *          [--stop-at STEP --stop-s S [--freeze]] [--two-comms [--halves-in-order] [--disconnect]] [--soak] [--bound-s S]
+ *          [--stop-at STEP --stop-s S [--freeze]] [--two-comms [--halves-in-order] [--disconnect] [--part-at STEP]]
+ *          [--soak] [--bound-s S]
  *          [--comm-thread] [--same-results] [--end-call CALL [--call-every N]]
  * --bound-s S: no single MPI_Allreduce may take over S seconds, less the
  *         time the process did not run at all meanwhile (machine_pause.h);
@@ -51,7 +52,9 @@
  * --two-comms: the world and each half of it (even and odd ranks);
  *         --halves-in-order: the lower and upper halves instead.
  *         --disconnect: the half parted by MPI_Comm_disconnect, not
- *         MPI_Comm_free, its engine still running.
+ *         MPI_Comm_free, its engine still running.  --part-at STEP: the
+ *         half flushed, checked and parted at STEP (after a flush,
+ *         MPI_Pcontrol(2)); the world goes on alone to the end.
  * --end-call CALL: after the steps, before the flush, every rank makes one
  *         call in which ranks done first wait for a straggler whose last
  *         rounds are still open: pmpi-sendrecv (each rank's number to the
@@ -114,6 +117,7 @@ static int slow_rank = -1, extra_call = -1, stop_at = -1;
 static const char *loop = "fresh", *model = NULL;
 static long scale = 1;
 static int passed, failed, bad_returns, two_comms = 0, halves_in_order = 0, disconnect = 0, soak = 0, same_results = 0;
+static int part_at = -1;
 static const char *end_call = NULL;
 static int call_every = 0;           /* --call-every N: the --end-call also after every N steps */
 static char port_name[MPI_MAX_PORT_NAME];  /* --end-call connect: rank 0's port, and this rank's half */
@@ -606,6 +610,51 @@ static int make_end_call(const char *name)
     return ok;
 }
 
+/* Conservation and replicas on one stream, after its flush: plain
+ * reductions (MPI_Reduce and a broadcast are not reshaped). */
+static void check_stream(state *st)
+{
+    int cons = 1, same = 1, crank;
+    MPI_CHECK(MPI_Comm_rank(st->comm, &crank));
+    for (int i = 0; i < ntensors; i++) {
+        long n = counts[i];
+        double *sent = malloc(sizeof(double) * (size_t)n), *lo = malloc(sizeof(double) * (size_t)n),
+               *hi = malloc(sizeof(double) * (size_t)n);
+        if (!sent || !lo || !hi) MPI_Abort(MPI_COMM_WORLD, 3);
+        int rc = reduce_sums(st, i, (int)n, sent, lo, hi);
+        if (rc != MPI_SUCCESS) cons = same = 0;
+        for (long e = 0; crank == 0 && rc == MPI_SUCCESS && e < n; e++) {
+            if (lo[e] != hi[e]) same = 0;
+            if (lo[e] != sent[e] && cons) {
+                cons = 0;
+                fprintf(stderr, "%s: tensor %d element %ld: received %.0f (the least of any rank; the most %.0f), "
+                        "sent %.0f\n", st->name, i, e, lo[e], hi[e], sent[e]);
+            }
+        }
+        free(sent);
+        free(lo);
+        free(hi);
+    }
+    if (crank != 0) cons = same = 1;   /* rank 0 of each stream judged it */
+    char what[200];
+    snprintf(what, sizeof what, "%s: nothing lost, nothing doubled, per tensor (%s)", loop, st->name);
+    check(cons, what);
+    snprintf(what, sizeof what, "%s: replicas bitwise equal after the flush (%s)", loop, st->name);
+    check(same, what);
+    if (same_results) {
+        snprintf(what, sizeof what, "%s: every rank got the same result at every call before the last step (%s)",
+                 loop, st->name);
+        check(results_agree(st), what);
+    }
+}
+
+/* The half parts: MPI_Comm_disconnect (--disconnect) or MPI_Comm_free. */
+static void part_half(state *half)
+{
+    if (disconnect) MPI_CHECK(MPI_Comm_disconnect(&half->comm));
+    else MPI_CHECK(MPI_Comm_free(&half->comm));
+}
+
 /* The training loop and the flush after it, on the streams. */
 typedef struct {
     state *st;
@@ -634,6 +683,13 @@ static void *run_loop(void *arg)
         if (s == stop_at && me_slow()) {
             if (freeze) freeze_self(stop_s);
             else sleep_ms(stop_s * 1e3);
+        }
+        if (s == part_at && r->nst == 2) {   /* --part-at: the half's last step, a flush; then it parts */
+            MPI_CHECK(MPI_Pcontrol(2));
+            one_step(&r->st[1], s, 1, &r->loss_ok);
+            check_stream(&r->st[1]);
+            part_half(&r->st[1]);
+            r->nst = 1;
         }
         for (int c = 0; c < r->nst; c++) one_step(&r->st[c], s, 0, &r->loss_ok);
         if (end_call && call_every > 0 && (s + 1) % call_every == 0) r->end_ok &= make_end_call(end_call);
@@ -703,6 +759,7 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--two-comms")) two_comms = 1;
         else if (!strcmp(o, "--halves-in-order")) halves_in_order = 1;
         else if (!strcmp(o, "--disconnect")) disconnect = 1;
+        else if (v && !strcmp(o, "--part-at")) part_at = atoi(argv[++a]);
         else if (!strcmp(o, "--soak")) soak = 1;
         else if (!strcmp(o, "--same-results")) same_results = 1;
         else if (v && !strcmp(o, "--end-call")) end_call = argv[++a];
@@ -797,41 +854,8 @@ int main(int argc, char **argv)
                  run.flushes);
         check(run.flushes > 0 && run.flushes_bad == 0, what);
     }
-    /* conservation and replicas, per stream: plain reductions (MPI_Reduce
-     * and a broadcast are not reshaped) */
-    for (int c = 0; c < nst; c++) {
-        int cons = 1, same = 1, crank;
-        MPI_CHECK(MPI_Comm_rank(st[c].comm, &crank));
-        for (int i = 0; i < ntensors; i++) {
-            long n = counts[i];
-            double *sent = malloc(sizeof(double) * (size_t)n), *lo = malloc(sizeof(double) * (size_t)n),
-                   *hi = malloc(sizeof(double) * (size_t)n);
-            if (!sent || !lo || !hi) MPI_Abort(MPI_COMM_WORLD, 3);
-            rc = reduce_sums(&st[c], i, (int)n, sent, lo, hi);
-            if (rc != MPI_SUCCESS) cons = same = 0;
-            for (long e = 0; crank == 0 && rc == MPI_SUCCESS && e < n; e++) {
-                if (lo[e] != hi[e]) same = 0;
-                if (lo[e] != sent[e] && cons) {
-                    cons = 0;
-                    fprintf(stderr, "%s: tensor %d element %ld: received %.0f (the least of any rank; the most %.0f), "
-                            "sent %.0f\n", st[c].name, i, e, lo[e], hi[e], sent[e]);
-                }
-            }
-            free(sent);
-            free(lo);
-            free(hi);
-        }
-        if (crank != 0) cons = same = 1;   /* rank 0 of each stream judged it */
-        snprintf(what, sizeof what, "%s: nothing lost, nothing doubled, per tensor (%s)", loop, st[c].name);
-        check(cons, what);
-        snprintf(what, sizeof what, "%s: replicas bitwise equal after the flush (%s)", loop, st[c].name);
-        check(same, what);
-        if (same_results) {
-            snprintf(what, sizeof what, "%s: every rank got the same result at every call before the last step (%s)",
-                     loop, st[c].name);
-            check(results_agree(&st[c]), what);
-        }
-    }
+    /* conservation and replicas, per stream (a parted half was checked when it parted) */
+    for (int c = 0; c < run.nst; c++) check_stream(&st[c]);
     double longest = 0, pause_mine = machine_pause_longest(), pause = 0;
     MPI_CHECK(MPI_Reduce(&longest_s, &longest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
     MPI_CHECK(MPI_Bcast(&longest, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
@@ -844,8 +868,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "rank %d: its longest MPI_Allreduce took %.3f s, at step %d, tensor %d (%s)\n", rank, longest_s,
                     longest_step, longest_tensor, longest_stream);
     }
-    if (nst == 2 && disconnect) MPI_CHECK(MPI_Comm_disconnect(&st[1].comm));
-    else if (nst == 2) MPI_CHECK(MPI_Comm_free(&st[1].comm));
+    if (run.nst == 2) part_half(&st[1]);
     if (ring != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_free(&ring));
     if (port_half != MPI_COMM_NULL) {
         MPI_CHECK(MPI_Comm_free(&port_half));

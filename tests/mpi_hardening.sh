@@ -15,9 +15,10 @@
 #                       conservation, replicas, no call over 10 s; then two
 #                       communicators (every tensor fused, small tensors
 #                       fused, unfused with starcoll's collectives polled by
-#                       STARCOLL_COLL_WAIT=auto and by =polled), quiet and
-#                       beside stress-ng --cpu 4; one communicator never
-#                       polls;
+#                       STARCOLL_COLL_WAIT=auto and by =polled, the halves
+#                       parting mid-run and the world's collectives blocking
+#                       again), quiet and beside stress-ng --cpu 4; one
+#                       communicator never polls;
 #   machine pauses      every rank stopped (SIGSTOP) is taken out of the
 #                       bound; a rank that stops calling is not;
 #   stall sentinel      one rank's process stopped holds the coordinator's
@@ -249,6 +250,24 @@ if grep -q "^starcoll: .* coll_wait=polled" "$SC_WORK/soak-two-comms-polled.err"
     ok "STARCOLL_COLL_WAIT=polled: the policy line says coll_wait=polled"
 else
     fail "STARCOLL_COLL_WAIT=polled: the policy line does not say coll_wait=polled"
+fi
+# ... the halves part at step 100 (flushed, checked, freed) and the world
+# goes on alone for 500 steps: its coordinator hears that no rank runs a
+# second engine any more and every rank goes back to blocking collectives
+# at the same round or direct step (a rank waiting the other way would
+# hang the job); the report's count of what waited polled on the world
+# stays near 100 steps' worth (about 5 a step), far under the 960 that
+# 40% of its 2400 calls a rank would be.
+soak soak-two-comms-part 600 10 "soak, two communicators, the halves part at step 100" 20000 --two-comms --part-at 100
+world_polled=$(sed -n 's/^@ comm 0: \([0-9]*\) rounds and direct-step calls per rank waited polled.*/\1/p' \
+    "$SC_WORK/soak-two-comms-part.report")
+if grep -q "^starcoll: comm 0: its collectives blocking again: no rank runs another communicator's engine" \
+    "$SC_WORK/soak-two-comms-part.err" && [ -n "$world_polled" ] && [ "$world_polled" -lt 960 ]; then
+    ok "STARCOLL_COLL_WAIT=auto: the world went back to blocking collectives once the halves parted ($world_polled calls a rank waited polled)"
+else
+    fail "STARCOLL_COLL_WAIT=auto: the world did not go back to blocking once the halves parted (${world_polled:-no} calls a rank waited polled)"
+    grep -h "polled\|blocking again" "$SC_WORK/soak-two-comms-part.err" "$SC_WORK/soak-two-comms-part.report" | head -n 8 |
+        sed 's/^/    /'
 fi
 if command -v stress-ng >/dev/null 2>&1; then
     stress-ng --cpu 4 --timeout 300s >/dev/null 2>&1 &
