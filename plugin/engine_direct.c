@@ -173,12 +173,8 @@ static void serve_one(sc_engine *e)
         if (obey(e, cmd, &back) != MPI_SUCCESS || back) break;   /* rounds again: the engine thread takes part for this rank */
         int rc = MPI_SUCCESS;
         for (int s = 0; s < e->nuser && rc == MPI_SUCCESS; s++) {   /* the steps' calls: user slots */
-            sc_slot *sl = &e->slots[s];
-            rc = e->direct_mode == SC_MODE_HIER
-                     ? sc_hier_allreduce(&e->direct_hier, e->direct_comm, sc_rt.policy.group_size, zeros, sink,
-                                         (int)sl->count, sl->dt, e->direct_polled)
-                     : sc_polled_allreduce(zeros, sink, (int)sl->count, sl->dt, MPI_SUM, e->direct_comm,
-                                           e->direct_polled);
+            const sc_slot *sl = &e->slots[s];
+            rc = direct_reduce(e, zeros, sink, (int)sl->count, sl->dt);   /* as the running ranks' steps */
         }
         if (rc != MPI_SUCCESS) break;
     }
