@@ -56,6 +56,23 @@ static void test_defaults(void)
     CU_ASSERT_STRING_EQUAL(msgs, "");
 }
 
+/* STARCOLL_COLL_WAIT=value: the setting it gives, and what the policy
+ * line says of it (said NULL: nothing, as for the default). */
+static void check_coll_wait(const char *value, sc_coll_wait want, const char *said)
+{
+    sc_policy p;
+    char m[1024], d[512], assignment[64];
+    snprintf(assignment, sizeof assignment, "STARCOLL_COLL_WAIT=%s", value);
+    CU_ASSERT_EQUAL(parse1(assignment, &p, m, sizeof m), 0);
+    CU_ASSERT_EQUAL(p.coll_wait, want);
+    sc_policy_describe(&p, d, sizeof d);
+    if (said) {
+        CU_ASSERT_PTR_NOT_NULL(strstr(d, said));
+    } else {
+        CU_ASSERT_PTR_NULL(strstr(d, "coll_wait"));
+    }
+}
+
 static void test_good_values(void)
 {
     sc_policy p;
@@ -132,16 +149,9 @@ static void test_good_values(void)
     CU_ASSERT_EQUAL(p.coll_wait, SC_WAIT_AUTO);
     sc_policy_describe(&p, d, sizeof d);
     CU_ASSERT_PTR_NULL(strstr(d, "coll_wait"));
-    CU_ASSERT_EQUAL(parse1("STARCOLL_COLL_WAIT=polled", &p, m, sizeof m), 0);
-    CU_ASSERT_EQUAL(p.coll_wait, SC_WAIT_POLLED);
-    sc_policy_describe(&p, d, sizeof d);
-    CU_ASSERT_PTR_NOT_NULL(strstr(d, " coll_wait=polled"));
-    CU_ASSERT_EQUAL(parse1("STARCOLL_COLL_WAIT=blocking", &p, m, sizeof m), 0);
-    CU_ASSERT_EQUAL(p.coll_wait, SC_WAIT_BLOCKING);
-    sc_policy_describe(&p, d, sizeof d);
-    CU_ASSERT_PTR_NOT_NULL(strstr(d, " coll_wait=blocking"));
-    CU_ASSERT_EQUAL(parse1("STARCOLL_COLL_WAIT=auto", &p, m, sizeof m), 0);
-    CU_ASSERT_EQUAL(p.coll_wait, SC_WAIT_AUTO);
+    check_coll_wait("polled", SC_WAIT_POLLED, " coll_wait=polled");
+    check_coll_wait("blocking", SC_WAIT_BLOCKING, " coll_wait=blocking");
+    check_coll_wait("auto", SC_WAIT_AUTO, NULL);
     sc_policy_describe(&p, d, sizeof d);
     CU_ASSERT_PTR_NULL(strstr(d, "cuda="));
     CU_ASSERT_EQUAL(parse1("STARCOLL_INJECT=rank=3,delay=40ms,prob=1", &p, m, sizeof m), 0);
