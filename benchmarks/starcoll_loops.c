@@ -12,6 +12,10 @@
  *             expects to be refused);
  *   tags      every result of tensor i is made of multiples of its tag;
  *   loss      the loss sum is exact at every step;
+ *   metric    (--metric N) an N-float metric vector (a per-class count, a
+ *             confusion matrix), reduced every step in a fresh buffer
+ *             after the gradients, is exact at every step: over the size
+ *             floor it is exact only where STARCOLL_EXACT names it;
  *   after a flush (MPI_Pcontrol(2) and one step of zeros):
  *   conserved every rank's summed results of tensor i == the sum of every
  *             buffer of tensor i any rank sent;
@@ -29,7 +33,7 @@
  * and of the slow one), and "N passed, N failed".
  *
  * usage: starcoll_loops [--loop fresh|moving|own|staging] [--counts C1,C2,...]
- *          [--model FILE [--scale N]] [--loss] [--in-place] [--steps N] [--warmup N] [--compute-ms MS]
+ *          [--model FILE [--scale N]] [--loss] [--metric N] [--in-place] [--steps N] [--warmup N] [--compute-ms MS]
  *          [--slow-rank R] [--slow-factor F] [--extra-call STEP]
  *          [--stop-at STEP --stop-s S [--freeze]] [--two-comms [--halves-in-order] [--disconnect] [--part-at STEP]]
  *          [--soak] [--bound-s S]
@@ -118,6 +122,8 @@ static const char *loop = "fresh", *model = NULL;
 static long scale = 1;
 static int passed, failed, bad_returns, two_comms = 0, halves_in_order = 0, disconnect = 0, soak = 0, same_results = 0;
 static int part_at = -1;
+static long metric = 0;              /* --metric N: elements of the per-step metric vector, 0 none */
+static int metric_wrong;             /* steps whose metric sum was not exact */
 static const char *end_call = NULL;
 static int call_every = 0;           /* --call-every N: the --end-call also after every N steps */
 static char port_name[MPI_MAX_PORT_NAME];  /* --end-call connect: rank 0's port, and this rank's half */
@@ -317,6 +323,23 @@ static void one_step(state *st, int s, int zero, int *loss_ok)
             free(y);
         }
         reduce_tensor(st, i, s, zero);
+    }
+    if (metric > 0) {
+        /* element j of rank r at step s: r + j + s mod 7, counts as a
+         * metric holds; the exact sum is known on every rank */
+        int crank, csize;
+        MPI_CHECK(MPI_Comm_rank(st->comm, &crank));
+        MPI_CHECK(MPI_Comm_size(st->comm, &csize));
+        float *m = alloc_floats(metric), *sum = alloc_floats(metric);
+        for (long j = 0; j < metric; j++) m[j] = (float)(crank + j + s % 7);
+        int rc = MPI_Allreduce(m, sum, (int)metric, MPI_FLOAT, MPI_SUM, st->comm);
+        say_rc(rc, "the metric MPI_Allreduce", s);
+        int exact = rc == MPI_SUCCESS;
+        for (long j = 0; j < metric && exact; j++)
+            exact = sum[j] == (float)(csize * (csize - 1) / 2 + csize * (j + s % 7));
+        metric_wrong += !exact;
+        free(m);
+        free(sum);
     }
     if (loss) {
         int crank, csize;
@@ -741,6 +764,7 @@ int main(int argc, char **argv)
     for (int a = 1; a < argc; a++) {
         const char *o = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
         if (!strcmp(o, "--loss")) loss = 1;
+        else if (v && !strcmp(o, "--metric")) metric = atol(argv[++a]);
         else if (!strcmp(o, "--in-place")) in_place = 1;
         else if (v && !strcmp(o, "--loop")) loop = argv[++a];
         else if (v && !strcmp(o, "--counts")) {
@@ -843,6 +867,13 @@ int main(int argc, char **argv)
     if (loss) {
         snprintf(what, sizeof what, "%s: the per-step loss is exact at every step", loop);
         check(loss_ok, what);
+    }
+    if (metric > 0) {
+        int wrong = 0;
+        MPI_CHECK(MPI_Allreduce(&metric_wrong, &wrong, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+        snprintf(what, sizeof what, "%s: the per-step metric of %ld floats is exact at every step (%d steps not, on some rank)",
+                 loop, metric, wrong);
+        check(wrong == 0, what);
     }
     if (end_call) {
         snprintf(what, sizeof what, "%s: --end-call %s after the steps%s gave the right result every time", loop, end_call,

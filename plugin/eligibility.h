@@ -16,6 +16,7 @@ typedef enum sc_elig {
     SC_ELIG_COUNT,          /* count <= 0 */
     SC_ELIG_SMALL,          /* below STARCOLL_MIN_BYTES */
     SC_ELIG_ALIAS,          /* sendbuf == recvbuf (erroneous in MPI: let MPI say so) */
+    SC_ELIG_NAMED,          /* its shape is named in STARCOLL_EXACT (a metric vector, say) */
     SC_ELIG_THREAD,         /* two threads call on one communicator at once (decided in interpose.c) */
     SC_ELIG_NREASONS
 } sc_elig;
@@ -30,7 +31,18 @@ typedef struct sc_call_shape {
     int aliased;
 } sc_call_shape;
 
-sc_elig sc_eligibility(const sc_call_shape *c, size_t min_bytes);
+/* STARCOLL_EXACT: shapes whose calls stay exact whatever their size, for
+ * values over the size floor that are no gradient (a confusion matrix, a
+ * per-class count, batch-norm statistics): the size floor alone cannot
+ * tell them from a gradient, and a tolerant sum would approximate them. */
+#define SC_EXACT_MAX 16
+typedef struct sc_exact_list {
+    int n;
+    long count[SC_EXACT_MAX];
+    sc_dkind dkind[SC_EXACT_MAX];   /* SC_DK_OTHER: float or double */
+} sc_exact_list;
+
+sc_elig sc_eligibility(const sc_call_shape *c, size_t min_bytes, const sc_exact_list *exact);
 size_t sc_dkind_size(sc_dkind k);
 const char *sc_elig_reason(sc_elig e);
 #endif

@@ -741,7 +741,7 @@ static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count,
         .count = count,
         .aliased = sendbuf == recvbuf && sendbuf != MPI_IN_PLACE,
     };
-    sc_elig e = sc_eligibility(&shape, sc_rt.policy.min_bytes);
+    sc_elig e = sc_eligibility(&shape, sc_rt.policy.min_bytes, &sc_rt.policy.exact);
     int on_device = cs->staged_where || count <= 0
                         ? 0
                         : sc_device_buffers(sendbuf, recvbuf, sendbuf == MPI_IN_PLACE, &cs->row->host_asked);

@@ -190,6 +190,33 @@ static int parse_decimal(const char *v, char unit, double *out)
     return 0;
 }
 
+/* STARCOLL_EXACT: "COUNT[:float|:double],...", or "none" / "" for no
+ * shape.  0, or -1 on anything else (the list is then left empty). */
+static int parse_exact(const char *v, sc_exact_list *out)
+{
+    out->n = 0;
+    const char *p = skip_space(v);
+    if (only_space(p) || !strcmp(p, "none")) return 0;
+    for (;;) {
+        if (!isdigit((unsigned char)*p) || out->n == SC_EXACT_MAX) break;
+        char *end;
+        errno = 0;
+        long c = strtol(p, &end, 10);
+        if (errno || c < 1 || c > 2147483647L) break;
+        sc_dkind k = SC_DK_OTHER;
+        if (!strncmp(end, ":float", 6)) k = SC_DK_FLOAT, end += 6;
+        else if (!strncmp(end, ":double", 7)) k = SC_DK_DOUBLE, end += 7;
+        out->count[out->n] = c;
+        out->dkind[out->n++] = k;
+        end = (char *)skip_space(end);
+        if (!*end) return 0;
+        if (*end != ',') break;
+        p = skip_space(end + 1);
+    }
+    out->n = 0;
+    return -1;
+}
+
 int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
 {
     int bad = 0;
@@ -217,6 +244,13 @@ int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
     if ((v = get("STARCOLL_MIN_BYTES")) && sc_parse_size(v, &p->min_bytes) != 0) {
         p->min_bytes = SC_MIN_BYTES_DEFAULT;
         BAD("STARCOLL_MIN_BYTES", v, "a size in bytes with optional K, M or G suffix, e.g. 256 or 64K", "256");
+    }
+    if ((v = get("STARCOLL_EXACT")) && parse_exact(v, &p->exact) != 0) {
+        /* the user meant to keep some calls exact, and which is unknown */
+        p->mode = SC_MODE_SYNC;
+        BAD("STARCOLL_EXACT", v,
+            "element counts of calls to keep exact, each optionally :float or :double, comma-separated, at most 16 "
+            "(e.g. 100,441:float)", "sync (every call exact)");
     }
     if ((v = get("STARCOLL_FUSE_BYTES")) && sc_parse_size(v, &p->fuse_bytes) != 0) {
         p->fuse_bytes = SC_FUSE_BYTES_DEFAULT;
@@ -326,6 +360,10 @@ uint64_t sc_policy_hash(const sc_policy *p)
     h = sc_hash_bytes(h, ints, sizeof ints);
     h = sc_hash_bytes(h, &p->quorum, sizeof p->quorum);
     h = sc_hash_bytes(h, &p->fuse_share, sizeof p->fuse_share);
+    for (int i = 0; i < p->exact.n; i++) {
+        long long e[2] = {p->exact.count[i], p->exact.dkind[i]};
+        h = sc_hash_bytes(h, e, sizeof e);
+    }
     h = sc_hash_bytes(h, p->model, strlen(p->model));
     h = sc_hash_bytes(h, "|", 1);
     char inj[256];
@@ -351,6 +389,9 @@ void sc_policy_describe(const sc_policy *p, char *buf, size_t len)
         snprintf(buf + strlen(buf), len - strlen(buf), " fuse_bytes=%zu", p->fuse_bytes);
     if (p->fuse_share != SC_FUSE_SHARE_DEFAULT && strlen(buf) + 32 < len)
         snprintf(buf + strlen(buf), len - strlen(buf), " fuse_share=%g", p->fuse_share);
+    for (int i = 0; i < p->exact.n && strlen(buf) + 32 < len; i++)
+        snprintf(buf + strlen(buf), len - strlen(buf), "%s%ld%s", i ? "," : " exact=", p->exact.count[i],
+                 p->exact.dkind[i] == SC_DK_FLOAT ? ":float" : p->exact.dkind[i] == SC_DK_DOUBLE ? ":double" : "");
     if (p->schedule[0] && strlen(buf) + 16 < len) strcat(buf, " schedule=fixed");
     if (p->cuda_off && strlen(buf) + 16 < len) strcat(buf, " cuda=off");
     if (p->coll_wait == SC_WAIT_POLLED && strlen(buf) + 24 < len) strcat(buf, " coll_wait=polled");

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include "sc_features.h"
 #include "inject.h"
+#include "eligibility.h"
 
 #define SC_PATH_LEN 512
 /* Calls under STARCOLL_MIN_BYTES stay exact.  256 bytes (64 floats, 32
@@ -42,6 +43,7 @@ typedef struct sc_policy {
     sc_selector_kind selector;    /* STARCOLL_SELECTOR */
     char model[SC_PATH_LEN];      /* STARCOLL_MODEL, "" = none */
     size_t min_bytes;             /* STARCOLL_MIN_BYTES */
+    sc_exact_list exact;          /* STARCOLL_EXACT: shapes kept exact whatever their size */
     size_t fuse_bytes;            /* STARCOLL_FUSE_BYTES, 0 = no fusion */
     double fuse_share;            /* STARCOLL_FUSE_SHARE: most of a step's bytes fused, (0,1] */
     double quorum;                /* STARCOLL_QUORUM: 0 = selector chooses; >= 1 a count; (0,1) a fraction */

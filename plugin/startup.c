@@ -130,7 +130,7 @@ static void agree_on_settings(void)
         p->inject.enabled = 0;
         p->cuda_off = 0;   /* a rank not looking would hand MPI a device buffer: every rank looks */
         p->coll_wait = SC_WAIT_BLOCKING;   /* blocking or not must match on every rank */
-        sc_rt.policy_disagreed = 1;   /* STARCOLL_MIN_BYTES may differ too: no collective may hang on eligibility */
+        sc_rt.policy_disagreed = 1;   /* STARCOLL_MIN_BYTES or STARCOLL_EXACT may differ too: no collective may hang on eligibility */
     }
     char differ[200] = "";
     size_t at = 0;

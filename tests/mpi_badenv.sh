@@ -46,7 +46,8 @@ bad() {
         [ "${s%%=*}" = "$var" ] || opts+=(-x "$s")
     done
     opts+=(-x "$var=$value")
-    [ "$var" = STARCOLL_MODE ] && mode=sync
+    # a bad mode, or a bad list of calls to keep exact: sync
+    case $var in STARCOLL_MODE | STARCOLL_EXACT) mode=sync ;; esac
     sc_job "$name" "$NP" "${opts[@]}" "$prog" -q -t
     exited_exact "$name" $? "$label" || return
     sc_preloading || return 0
@@ -100,6 +101,8 @@ bad STARCOLL_VERBOSE -1
 bad STARCOLL_VERBOSE loud
 bad STARCOLL_CUDA 0
 bad STARCOLL_COLL_WAIT nonblocking
+bad STARCOLL_EXACT '100;441'
+bad STARCOLL_EXACT 100:int
 
 # disagree SETTING_FOR_RANK_1 [VAR=VALUE...]: rank 1 gets one more setting
 # than the others (a wrapper exports it, then execs the program with the
@@ -136,4 +139,6 @@ disagree STARCOLL_GROUP=3 STARCOLL_MODE=hier STARCOLL_GROUP=2 STARCOLL_MIN_BYTES
 # Blocking and polled collectives do not match: one rank polled alone
 # must not be the only one (sync everywhere, as for any disagreement).
 disagree STARCOLL_COLL_WAIT=polled STARCOLL_MODE=quorum STARCOLL_MIN_BYTES=0
+# Calls one rank alone keeps exact change sums: sync everywhere.
+disagree STARCOLL_EXACT=12345 STARCOLL_MODE=quorum STARCOLL_MIN_BYTES=0
 finish

@@ -13,7 +13,8 @@
 # why; a rank making one call the others do not is refused with one line
 # and nothing hangs; a rank that stops calling is named by the stall
 # watchdog; mpi4py passing figures on point to point between steps does
-# not stall.
+# not stall; a metric vector over the size floor stays exact when
+# STARCOLL_EXACT names it.
 . "$(dirname "$0")/mpi_testlib.sh"
 sc_need_library || finish
 prog="$top_builddir/benchmarks/starcoll_loops"
@@ -94,6 +95,29 @@ if sc_preloading; then
     else
         fail "quorum-staging-same-noloss: the report does not say why the calls stayed exact"
         sc_show quorum-staging-same-noloss
+    fi
+
+    # A metric vector over the size floor (100 floats: a per-class count)
+    # reduced every step in fresh buffers, the last rank 2x slow, quorum.
+    # By its size it is a tensor, and tolerant rounds bring its sums a step
+    # late or partial; named in STARCOLL_EXACT it is exact at every step
+    # (the loop checks each) and the report counts it.  Unnamed, the same
+    # check must fail: it is no check otherwise.
+    loops_job quorum-metric-named quorum STARCOLL_EXACT=100 -- "$prog" --loop fresh --loss --metric 100 --slow-factor 2
+    n=$(grep -oE "[0-9]+ named in STARCOLL_EXACT" "$SC_WORK/quorum-metric-named.report" | head -n 1)
+    # 60 steps and the flush's step of zeros, 8 ranks
+    if [ "${n%% *}" = 488 ]; then ok "quorum-metric-named: the report counts the 488 metric calls kept exact by name"
+    else fail "quorum-metric-named: the report says '${n:-nothing}' (488 calls named in STARCOLL_EXACT expected)"; fi
+    n=$(sc_totals quorum-metric-named quorum)
+    if [ "${n:-0}" -gt 0 ]; then ok "quorum-metric-named: the gradients still ran in quorum ($n calls)"
+    else fail "quorum-metric-named: no call ran in quorum"; fi
+    sc_job quorum-metric-unnamed 8 -x STARCOLL_MODE=quorum "$prog" --loop fresh --loss --metric 100 --slow-factor 2
+    if grep -q "^FAIL - fresh: the per-step metric of 100 floats is exact" "$SC_WORK/quorum-metric-unnamed.out" &&
+        [ "$(grep -c '^FAIL' "$SC_WORK/quorum-metric-unnamed.out")" = 1 ]; then
+        ok "quorum-metric-unnamed: unnamed, the metric's sums are not exact at every step (and nothing else fails)"
+    else
+        fail "quorum-metric-unnamed: the metric check did not fail alone without STARCOLL_EXACT"
+        sc_show quorum-metric-unnamed
     fi
 
     # One extra eligible call on rank 7 at step 20: refused with one line, no

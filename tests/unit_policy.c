@@ -369,35 +369,93 @@ static void test_inject(void)
 static void test_eligibility(void)
 {
     sc_call_shape c = {.op_is_sum = 1, .dkind = SC_DK_FLOAT, .comm_size = 8, .count = 16384};
-    CU_ASSERT_EQUAL(sc_eligibility(&c, 65536), SC_ELIG_OK);
+    CU_ASSERT_EQUAL(sc_eligibility(&c, 65536, NULL), SC_ELIG_OK);
     c.count = 16383;
-    CU_ASSERT_EQUAL(sc_eligibility(&c, 65536), SC_ELIG_SMALL);
-    CU_ASSERT_EQUAL(sc_eligibility(&c, 0), SC_ELIG_OK);
+    CU_ASSERT_EQUAL(sc_eligibility(&c, 65536, NULL), SC_ELIG_SMALL);
+    CU_ASSERT_EQUAL(sc_eligibility(&c, 0, NULL), SC_ELIG_OK);
     c.dkind = SC_DK_DOUBLE;
     c.count = 8192;
-    CU_ASSERT_EQUAL(sc_eligibility(&c, 65536), SC_ELIG_OK);
+    CU_ASSERT_EQUAL(sc_eligibility(&c, 65536, NULL), SC_ELIG_OK);
     sc_call_shape x = c;
     x.op_is_sum = 0;
-    CU_ASSERT_EQUAL(sc_eligibility(&x, 0), SC_ELIG_NOT_SUM);
+    CU_ASSERT_EQUAL(sc_eligibility(&x, 0, NULL), SC_ELIG_NOT_SUM);
     x = c;
     x.dkind = SC_DK_OTHER;
-    CU_ASSERT_EQUAL(sc_eligibility(&x, 0), SC_ELIG_DATATYPE);
+    CU_ASSERT_EQUAL(sc_eligibility(&x, 0, NULL), SC_ELIG_DATATYPE);
     x = c;
     x.is_inter = 1;
-    CU_ASSERT_EQUAL(sc_eligibility(&x, 0), SC_ELIG_INTERCOMM);
+    CU_ASSERT_EQUAL(sc_eligibility(&x, 0, NULL), SC_ELIG_INTERCOMM);
     x = c;
     x.comm_size = 1;
-    CU_ASSERT_EQUAL(sc_eligibility(&x, 0), SC_ELIG_COMM_SIZE);
+    CU_ASSERT_EQUAL(sc_eligibility(&x, 0, NULL), SC_ELIG_COMM_SIZE);
     x = c;
     x.count = 0;
-    CU_ASSERT_EQUAL(sc_eligibility(&x, 0), SC_ELIG_COUNT);
+    CU_ASSERT_EQUAL(sc_eligibility(&x, 0, NULL), SC_ELIG_COUNT);
     x = c;
     x.aliased = 1;
-    CU_ASSERT_EQUAL(sc_eligibility(&x, 0), SC_ELIG_ALIAS);
+    CU_ASSERT_EQUAL(sc_eligibility(&x, 0, NULL), SC_ELIG_ALIAS);
+    /* STARCOLL_EXACT names shapes: by count, of either type or of one */
+    sc_exact_list named = {.n = 2, .count = {8192, 100}, .dkind = {SC_DK_FLOAT, SC_DK_OTHER}};
+    CU_ASSERT_EQUAL(sc_eligibility(&c, 0, &named), SC_ELIG_OK);   /* 8192 doubles: only floats named */
+    x = c;
+    x.dkind = SC_DK_FLOAT;
+    CU_ASSERT_EQUAL(sc_eligibility(&x, 0, &named), SC_ELIG_NAMED);
+    x.count = 100;
+    CU_ASSERT_EQUAL(sc_eligibility(&x, 0, &named), SC_ELIG_NAMED);
+    x.dkind = SC_DK_DOUBLE;
+    CU_ASSERT_EQUAL(sc_eligibility(&x, 0, &named), SC_ELIG_NAMED);
+    x.count = 101;
+    CU_ASSERT_EQUAL(sc_eligibility(&x, 0, &named), SC_ELIG_OK);
+    x.count = 100;
+    x.op_is_sum = 0;   /* ineligible anyway: the first reason stands */
+    CU_ASSERT_EQUAL(sc_eligibility(&x, 0, &named), SC_ELIG_NOT_SUM);
     CU_ASSERT_STRING_EQUAL(sc_elig_reason(SC_ELIG_OK), "eligible");
     /* every reason has words for the report, and the report has room for them all */
     for (int r = 0; r < SC_ELIG_NREASONS; r++) CU_ASSERT_STRING_NOT_EQUAL(sc_elig_reason((sc_elig)r), "?");
     CU_ASSERT(SC_ELIG_NREASONS <= SC_ELIG_NREASONS_MAX);
+}
+
+/* STARCOLL_EXACT: the shapes it names, the policy line, the hash; a bad
+ * list is one line and sync (the calls meant to stay exact are unknown). */
+static void test_exact_list(void)
+{
+    sc_policy p, q;
+    char msgs[1024], line[512];
+    CU_ASSERT_EQUAL(parse1("STARCOLL_EXACT=100, 441:float,7:double", &p, msgs, sizeof msgs), 0);
+    CU_ASSERT_EQUAL(p.exact.n, 3);
+    CU_ASSERT_EQUAL(p.exact.count[0], 100);
+    CU_ASSERT_EQUAL(p.exact.dkind[0], SC_DK_OTHER);
+    CU_ASSERT_EQUAL(p.exact.count[1], 441);
+    CU_ASSERT_EQUAL(p.exact.dkind[1], SC_DK_FLOAT);
+    CU_ASSERT_EQUAL(p.exact.dkind[2], SC_DK_DOUBLE);
+    CU_ASSERT_EQUAL(p.mode, SC_MODE_AUTO);
+    sc_policy_describe(&p, line, sizeof line);
+    CU_ASSERT_PTR_NOT_NULL(strstr(line, " exact=100,441:float,7:double"));
+    fake_env[0] = NULL;
+    sc_policy_parse(&q, fake_get, msgs, sizeof msgs);
+    CU_ASSERT_NOT_EQUAL(sc_policy_hash(&p), sc_policy_hash(&q));   /* it changes sums: ranks must agree */
+    sc_policy_describe(&q, line, sizeof line);
+    CU_ASSERT_PTR_NULL(strstr(line, "exact="));
+    const char *none[] = {"STARCOLL_EXACT=", "STARCOLL_EXACT=none", "STARCOLL_EXACT=  "};
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(parse1(none[i], &p, msgs, sizeof msgs), 0);
+        CU_ASSERT_EQUAL(p.exact.n, 0);
+        CU_ASSERT_EQUAL(sc_policy_hash(&p), sc_policy_hash(&q));
+    }
+    const char *bad[] = {"STARCOLL_EXACT=100;441", "STARCOLL_EXACT=0", "STARCOLL_EXACT=-5", "STARCOLL_EXACT=100:int",
+                         "STARCOLL_EXACT=100,", "STARCOLL_EXACT=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17",
+                         "STARCOLL_EXACT=99999999999", "STARCOLL_EXACT=all"};
+    for (int i = 0; i < 8; i++) {
+        CU_ASSERT_EQUAL(parse1(bad[i], &p, msgs, sizeof msgs), 1);
+        CU_ASSERT_EQUAL(count_lines(msgs), 1);
+        CU_ASSERT_PTR_NOT_NULL(strstr(msgs, "STARCOLL_EXACT"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(msgs, "using sync"));
+        CU_ASSERT_EQUAL(p.mode, SC_MODE_SYNC);
+        CU_ASSERT_EQUAL(p.exact.n, 0);
+    }
+    /* sixteen are allowed */
+    CU_ASSERT_EQUAL(parse1("STARCOLL_EXACT=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16", &p, msgs, sizeof msgs), 0);
+    CU_ASSERT_EQUAL(p.exact.n, 16);
 }
 
 static void test_kernels(void)
@@ -430,6 +488,7 @@ int main(void)
     CU_pSuite t = CU_add_suite("plugin", NULL, NULL);
     CU_add_test(t, "STARCOLL_INJECT", test_inject);
     CU_add_test(t, "eligibility", test_eligibility);
+    CU_add_test(t, "STARCOLL_EXACT", test_exact_list);
     CU_add_test(t, "kernels", test_kernels);
     return sc_cunit_run();
 }
