@@ -15,7 +15,8 @@
  *   metric    (--metric N) an N-float metric vector (a per-class count, a
  *             confusion matrix), reduced every step in a fresh buffer
  *             after the gradients, is exact at every step: over the size
- *             floor it is exact only where STARCOLL_EXACT names it;
+ *             floor it is exact only where STARCOLL_EXACT names it, or
+ *             with --metric-pcontrol, between MPI_Pcontrol(0) and (1);
  *   after a flush (MPI_Pcontrol(2) and one step of zeros):
  *   conserved every rank's summed results of tensor i == the sum of every
  *             buffer of tensor i any rank sent;
@@ -33,7 +34,7 @@
  * and of the slow one), and "N passed, N failed".
  *
  * usage: starcoll_loops [--loop fresh|moving|own|staging] [--counts C1,C2,...]
- *          [--model FILE [--scale N]] [--loss] [--metric N] [--in-place] [--steps N] [--warmup N] [--compute-ms MS]
+ *          [--model FILE [--scale N]] [--loss] [--metric N [--metric-pcontrol]] [--in-place] [--steps N] [--warmup N] [--compute-ms MS]
  *          [--slow-rank R] [--slow-factor F] [--extra-call STEP]
  *          [--stop-at STEP --stop-s S [--freeze]] [--two-comms [--halves-in-order] [--disconnect] [--part-at STEP]]
  *          [--soak] [--bound-s S]
@@ -123,6 +124,7 @@ static long scale = 1;
 static int passed, failed, bad_returns, two_comms = 0, halves_in_order = 0, disconnect = 0, soak = 0, same_results = 0;
 static int part_at = -1;
 static long metric = 0;              /* --metric N: elements of the per-step metric vector, 0 none */
+static int metric_pcontrol;          /* --metric-pcontrol: the metric call between MPI_Pcontrol(0) and (1) */
 static int metric_wrong;             /* steps whose metric sum was not exact */
 static const char *end_call = NULL;
 static int call_every = 0;           /* --call-every N: the --end-call also after every N steps */
@@ -332,7 +334,9 @@ static void one_step(state *st, int s, int zero, int *loss_ok)
         MPI_CHECK(MPI_Comm_size(st->comm, &csize));
         float *m = alloc_floats(metric), *sum = alloc_floats(metric);
         for (long j = 0; j < metric; j++) m[j] = (float)(crank + j + s % 7);
+        if (metric_pcontrol) MPI_CHECK(MPI_Pcontrol(0));
         int rc = MPI_Allreduce(m, sum, (int)metric, MPI_FLOAT, MPI_SUM, st->comm);
+        if (metric_pcontrol) MPI_CHECK(MPI_Pcontrol(1));
         say_rc(rc, "the metric MPI_Allreduce", s);
         int exact = rc == MPI_SUCCESS;
         for (long j = 0; j < metric && exact; j++)
@@ -765,6 +769,7 @@ int main(int argc, char **argv)
         const char *o = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
         if (!strcmp(o, "--loss")) loss = 1;
         else if (v && !strcmp(o, "--metric")) metric = atol(argv[++a]);
+        else if (!strcmp(o, "--metric-pcontrol")) metric_pcontrol = 1;
         else if (!strcmp(o, "--in-place")) in_place = 1;
         else if (v && !strcmp(o, "--loop")) loop = argv[++a];
         else if (v && !strcmp(o, "--counts")) {

@@ -101,7 +101,8 @@ if sc_preloading; then
     # reduced every step in fresh buffers, the last rank 2x slow, quorum.
     # By its size it is a tensor, and tolerant rounds bring its sums a step
     # late or partial; named in STARCOLL_EXACT it is exact at every step
-    # (the loop checks each) and the report counts it.  Unnamed, the same
+    # (the loop checks each) and the report counts it; so is one between
+    # MPI_Pcontrol(0) and MPI_Pcontrol(1).  Unnamed, the same
     # check must fail: it is no check otherwise.
     loops_job quorum-metric-named quorum STARCOLL_EXACT=100 -- "$prog" --loop fresh --loss --metric 100 --slow-factor 2
     n=$(grep -oE "[0-9]+ named in STARCOLL_EXACT" "$SC_WORK/quorum-metric-named.report" | head -n 1)
@@ -111,6 +112,8 @@ if sc_preloading; then
     n=$(sc_totals quorum-metric-named quorum)
     if [ "${n:-0}" -gt 0 ]; then ok "quorum-metric-named: the gradients still ran in quorum ($n calls)"
     else fail "quorum-metric-named: no call ran in quorum"; fi
+    # ... or the code brackets it with MPI_Pcontrol(0) and (1), no loss
+    loops_job quorum-metric-pcontrol quorum -- "$prog" --loop fresh --metric 100 --metric-pcontrol --slow-factor 2
     sc_job quorum-metric-unnamed 8 -x STARCOLL_MODE=quorum "$prog" --loop fresh --loss --metric 100 --slow-factor 2
     if grep -q "^FAIL - fresh: the per-step metric of 100 floats is exact" "$SC_WORK/quorum-metric-unnamed.out" &&
         [ "$(grep -c '^FAIL' "$SC_WORK/quorum-metric-unnamed.out")" = 1 ]; then
