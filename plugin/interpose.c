@@ -729,6 +729,20 @@ static int reduce_staged(sc_comm *cs, const void *sendbuf, void *recvbuf, int co
     return finished_request(request, rc);
 }
 
+/* The first few element counts of sums kept exact for their size while
+ * an engine ran: the report names them (a model's small biases would ride
+ * with a lower STARCOLL_MIN_BYTES). */
+static void note_exact_small(sc_stats *row, int count)
+{
+    for (int i = 0; i < SC_EXACT_SMALL_SEEN; i++) {
+        if (row->exact_small[i] == count) return;
+        if (row->exact_small[i] == 0) {
+            row->exact_small[i] = count;
+            return;
+        }
+    }
+}
+
 /* A call on cs, which this thread holds for the call's length. */
 static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                      MPI_Comm comm, MPI_Request *request)
@@ -769,6 +783,7 @@ static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count,
         if (cs->engine) {   /* an exact collective inside a tolerant job: everyone waits for the slowest */
             cs->row->exact_in_tolerant += 1;
             cs->row->exact_in_tolerant_s += dt;
+            if (e == SC_ELIG_SMALL) note_exact_small(cs->row, count);
         }
         return rc;
     }

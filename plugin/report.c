@@ -15,7 +15,7 @@ enum { F_ELIG, F_PASS, F_BYTES, F_TIME, F_MODE0, F_SIZE = F_MODE0 + SC_NMODES, F
        F_STEPS, F_ROUNDS, F_FRESH, F_LATE, F_STALE, F_WAIT, F_CHILD, F_XCALLS, F_XTIME, F_COMPUTE, F_RELAXED,
        F_NEGMINFRESH, F_LEARN, F_AMBIG, F_STRAY, F_RELEARN, F_FAILED, F_CARRY, F_NB, F_OVERLAP, F_FUSED, F_COPIED, F_POLLED, F_DEV_CALLS, F_DEV_BYTES, F_DEV_S,
        F_DEV_MODE0, F_DEV_EXACT = F_DEV_MODE0 + SC_NMODES, F_DEV_PINNED, F_DEV_NCCL, F_HOST_ASKED,
-       F_HOST_TIMED, F_HOST_TIMED_S, F_WHY0,
+       F_HOST_TIMED, F_HOST_TIMED_S, F_XSMALL0, F_WHY0 = F_XSMALL0 + SC_EXACT_SMALL_SEEN,
        F_N = F_WHY0 + SC_ELIG_NREASONS_MAX };
 
 /* What happened to calls on CUDA device buffers (device.h): by the mode
@@ -130,6 +130,7 @@ static void pack(wire_row *w, int r)
     o[F_HOST_ASKED] = s->host_asked.host_pointers;
     o[F_HOST_TIMED] = s->host_asked.timed;
     o[F_HOST_TIMED_S] = s->host_asked.seconds;
+    for (int k = 0; k < SC_EXACT_SMALL_SEEN; k++) o[F_XSMALL0 + k] = s->exact_small[k];
     for (int k = 0; k < SC_ELIG_NREASONS_MAX; k++) o[F_WHY0 + k] = s->why_not[k];
 }
 
@@ -233,6 +234,23 @@ static merged *gather_rows(void)
     return t;
 }
 
+/* Which of those exact calls were sums kept exact for their size alone
+ * (every rank sees the same first counts: the maxima are the counts), and
+ * how to let them ride if they are gradients. */
+static void write_small_advice(FILE *f, const char *label, const double *m)
+{
+    char counts[96] = "";
+    size_t at = 0;
+    int n = 0;
+    for (int k = 0; k < SC_EXACT_SMALL_SEEN && m[F_XSMALL0 + k] > 0 && at < sizeof counts; k++, n++)
+        at += (size_t)snprintf(counts + at, sizeof counts - at, "%s%.0f", k ? ", " : "", m[F_XSMALL0 + k]);
+    if (!n) return;
+    fprintf(f, "@ comm %s: of them, sums of %s element%s stayed exact for being under STARCOLL_MIN_BYTES (%zu bytes);"
+               " if they are gradients (small biases), STARCOLL_MIN_BYTES=4 lets them ride with the step, and"
+               " STARCOLL_EXACT then keeps a loss or metric among them exact (STARCOLL_EXACT=1 for a one-number loss)\n",
+            label, counts, n == 1 && m[F_XSMALL0] == 1 ? "" : "s", sc_rt.policy.min_bytes);
+}
+
 /* The tolerant modes: rounds, freshness, lateness, staleness, children,
  * waiting, and exact collectives inside tolerant steps. */
 static void write_tolerant(FILE *f, const merged *t)
@@ -264,11 +282,13 @@ static void write_tolerant(FILE *f, const merged *t)
                        " fused stages, results not reduced straight into a waiting caller's buffer)\n",
                     t->label[r], s[F_COPIED] / s[F_STEPS]);
         double per_step = s[F_STEPS] > 0 ? s[F_XCALLS] / s[F_STEPS] : 0;
-        if (per_step >= 0.5)
+        if (per_step >= 0.5) {
             fprintf(f, "@ comm %s: %.1f exact MPI_Allreduce per step (ineligible or off the pattern, e.g. a loss or metric)"
                        " cost %.3f s per rank: each makes every rank wait for the slowest and undoes the tolerance;"
                        " reduce it every few steps, or make it eligible\n",
                     t->label[r], per_step, s[F_XTIME] / ranks);
+            write_small_advice(f, t->label[r], t->max + r * F_N);
+        }
         if (s[F_RELAXED] > 0)
             fprintf(f, "@ comm %s: %.0f rounds closed below the quorum after long waits without progress (ranks blocked"
                        " in a call starcoll cannot see, such as an exact collective each step, or not running at all on"

@@ -11,6 +11,7 @@
 #define SC_WHY_NO_ENGINE SC_ELIG_NREASONS   /* report rows: communicators by first use; the last row lumps the rest */
 
 /* Counters kept per report row; summed over ranks at MPI_Finalize. */
+#define SC_EXACT_SMALL_SEEN 4
 typedef struct sc_stats {
     double eligible, passthrough, bytes, time_in;
     double mode_calls[SC_NMODES];
@@ -23,6 +24,8 @@ typedef struct sc_stats {
     double steps;          /* steps (slot-0 calls) run through the engine */
     double rounds, fresh_sum, late_calls, max_stale, wait_s, child_rounds, fused_calls;
     double exact_in_tolerant, exact_in_tolerant_s;  /* pass-through calls while tolerant, and their time */
+    double exact_small[SC_EXACT_SMALL_SEEN];   /* ... the first element counts of sums under STARCOLL_MIN_BYTES
+                                                  among them (0: none), for the report's advice */
     double compute_s;      /* time outside the library between eligible calls while tolerant */
     double relaxed, min_fresh;
     /* call identity (identity.h): calls exact while the pattern was

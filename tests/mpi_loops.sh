@@ -112,6 +112,15 @@ if sc_preloading; then
     n=$(sc_totals quorum-metric-named quorum)
     if [ "${n:-0}" -gt 0 ]; then ok "quorum-metric-named: the gradients still ran in quorum ($n calls)"
     else fail "quorum-metric-named: no call ran in quorum"; fi
+    # the loss (1 float) waited for the straggler every step: the report
+    # names its count and what would let small gradients ride
+    if grep -q "^@ comm 0: of them, sums of 1 element stayed exact for being under STARCOLL_MIN_BYTES (256 bytes);.*STARCOLL_EXACT=1" \
+        "$SC_WORK/quorum-metric-named.report"; then
+        ok "quorum-metric-named: the report names the 1-element sum kept exact for its size, and the settings"
+    else
+        fail "quorum-metric-named: no report line names the 1-element sum kept exact for its size"
+        sc_show quorum-metric-named
+    fi
     # ... or the code brackets it with MPI_Pcontrol(0) and (1), no loss
     loops_job quorum-metric-pcontrol quorum -- "$prog" --loop fresh --metric 100 --metric-pcontrol --slow-factor 2
     sc_job quorum-metric-unnamed 8 -x STARCOLL_MODE=quorum "$prog" --loop fresh --loss --metric 100 --slow-factor 2

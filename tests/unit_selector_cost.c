@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <CUnit/CUnit.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "cunit_main.h"
@@ -48,17 +49,23 @@ static void measure(int kind, int n)
     printf("\n    %-9s %3d ranks: %8.1f us per epoch of %d steps (observe %6.2f us/step, decide %7.1f us); final %s k=%d",
            kind ? "learned" : "heuristic", n, per_epoch_us, EPOCH, 1e6 * observe_s / steps, 1e6 * decide_s / decides,
            sc_sel_mode_name(dc.d.mode), dc.d.quorum_k);
+    printf("\n      %.200s", dc.d.reason);
     CU_ASSERT(dc.d.mode >= SC_MODE_SYNC && dc.d.mode < SC_MODE_AUTO);
     CU_ASSERT(dc.d.quorum_k >= 1 && dc.d.quorum_k <= n);
     CU_ASSERT(dc.d.coordinator >= 0 && dc.d.coordinator < n);
     /* The starved rank is found at both scales; the heuristic makes it a
-     * child (the learned model may prefer a quorum under this much jitter). */
+     * child (the learned model may prefer a quorum under this much jitter),
+     * or leaves groups for a quorum measured clearly better (at 512 ranks
+     * the ring waits for the slowest of 511 jittered members: 1.99x compute
+     * per step against quorum's 1.20x). */
     const sc_rank_status *st = sc_selector_ranks(dc.sel);
     CU_ASSERT_TRUE(st[n / 3].straggler);
     CU_ASSERT_EQUAL(st[n / 3].cause, SC_CAUSE_CPU);
     if (kind == SC_KIND_HEURISTIC) {
-        CU_ASSERT_EQUAL(dc.d.mode, SC_MODE_GROUPS);
-        CU_ASSERT(dc.parent[n / 3] >= 0);
+        int child = dc.d.mode == SC_MODE_GROUPS && dc.parent[n / 3] >= 0;
+        int measured_better = dc.d.mode == SC_MODE_QUORUM && strstr(dc.d.reason, "groups measured") != NULL;
+        CU_ASSERT(child || measured_better);
+        if (n <= 8) CU_ASSERT(child);
     }
     driver_free(&dc);
 }
