@@ -75,7 +75,7 @@ static int held(const char *instead, const char *name, double ratio, int losses,
     if (step >= hold || (ratio > 0.0 && p->sync_ratio >= ratio * (1.0 + SC_PAY_CLEAR)))
         return 0;
     if (why && len)
-        snprintf(why, len, "%s: %s lost to sync %d times in a row (last %.2fx compute per step against sync's %.2fx); "
+        snprintf(why, len, "%s: %s lost %d spells in a row (last %.2fx compute per step against sync's %.2fx); "
                            "not tried again before step %ld unless sync measures %.0f%% worse", instead, name, losses, ratio,
                  p->sync_ratio, hold, 100.0 * SC_PAY_CLEAR);
     return 1;

@@ -147,7 +147,7 @@ static void test_pay_holds_a_mode_that_keeps_losing(void)
     CU_ASSERT_EQUAL(p.quorum_losses, 2);
     CU_ASSERT_EQUAL(p.quorum_hold, 170);
     CU_ASSERT_TRUE(sc_pay_quorum_loses(&p, 2.0, 160, why, sizeof why));   /* held */
-    CU_ASSERT_PTR_NOT_NULL(strstr(why, "lost to sync 2 times in a row"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "quorum lost 2 spells in a row"));
     CU_ASSERT_PTR_NOT_NULL(strstr(why, "before step 170"));
     CU_ASSERT_TRUE(sc_pay_quorum_loses(&p, 2.0, 175, why, sizeof why));   /* no estimate: 2.0 < 3.0 */
     sc_pay_measured(&p, SC_MODE_SYNC, 3.2, 172);   /* sync measured worse than quorum, not by 25% */
@@ -177,7 +177,7 @@ static void test_pay_holds_a_mode_that_keeps_losing(void)
     sc_pay_spell(&p, SC_MODE_GROUPS, 1, 330, 345, 20);
     sc_pay_spell(&p, SC_MODE_GROUPS, 1, 350, 360, 20);
     CU_ASSERT_TRUE(sc_pay_groups_loses(&p, 1.0, 370, &instead, why, sizeof why));
-    CU_ASSERT_PTR_NOT_NULL(strstr(why, "groups lost to sync 2 times"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "groups lost 2 spells in a row"));
 }
 
 /* A straggler that comes two steps before an urgent decision in sync
