@@ -326,12 +326,12 @@ static void one_step(state *st, int s, int zero, int *loss_ok)
         }
         reduce_tensor(st, i, s, zero);
     }
+    if (metric <= 0 && !loss) return;
+    int crank, csize;   /* this stream's: the values' exact sums are known on every rank */
+    MPI_CHECK(MPI_Comm_rank(st->comm, &crank));
+    MPI_CHECK(MPI_Comm_size(st->comm, &csize));
     if (metric > 0) {
-        /* element j of rank r at step s: r + j + s mod 7, counts as a
-         * metric holds; the exact sum is known on every rank */
-        int crank, csize;
-        MPI_CHECK(MPI_Comm_rank(st->comm, &crank));
-        MPI_CHECK(MPI_Comm_size(st->comm, &csize));
+        /* element j of rank r at step s: r + j + s mod 7, counts as a metric holds */
         float *m = alloc_floats(metric), *sum = alloc_floats(metric);
         for (long j = 0; j < metric; j++) m[j] = (float)(crank + j + s % 7);
         if (metric_pcontrol) MPI_CHECK(MPI_Pcontrol(0));
@@ -346,9 +346,6 @@ static void one_step(state *st, int s, int zero, int *loss_ok)
         free(sum);
     }
     if (loss) {
-        int crank, csize;
-        MPI_CHECK(MPI_Comm_rank(st->comm, &crank));
-        MPI_CHECK(MPI_Comm_size(st->comm, &csize));
         float l = (float)(crank + 1 + s % 5), sum = -1;
         int rc = MPI_Allreduce(&l, &sum, 1, MPI_FLOAT, MPI_SUM, st->comm);
         say_rc(rc, "the loss MPI_Allreduce", s);
