@@ -78,7 +78,6 @@ struct sc_selector {
     long ratio_n[SC_LEARNED_MODES];
     double ratio_kept[SC_LEARNED_MODES][SC_RATIO_KEEP];
     sc_pay pay; /* heuristic: did quorum measure better than sync (pay.h) */
-    int groups_loses; /* heuristic: groups is in force and clearly does not pay (pay.h): children are not held */
 
     /* Situation scratch. */
     double *mean_feat, *mean_own, *mean_xfer, *own_rows, *kth_mean;
@@ -592,8 +591,9 @@ static double ratio_median(const sc_selector *s, sc_mode m)
  * that measured no better than sync or quorum becomes the better of them
  * (pay.h).  Returns 1 when that leaves the mode in force now (at once, as
  * a finished exploration does: waiting two decisions would pay the dearer
- * rounds twice more). */
-static int tolerance_must_pay(sc_selector *s)
+ * rounds twice more).  *groups_loses: groups is in force and clearly does
+ * not pay, so held children do not keep it. */
+static int tolerance_must_pay(sc_selector *s, int *groups_loses)
 {
     long min_steps = s->epoch / 4 > 1 ? s->epoch / 4 : 1;
     sc_mode m = s->cur.mode;
@@ -631,7 +631,7 @@ static int tolerance_must_pay(sc_selector *s)
      * short of CPU on a noisy node held neural-fortran's trainer in a
      * groups that measured 4.1 to 4.9 times compute per step against
      * sync's 1.8 to 3, five epochs at a time. */
-    s->groups_loses = m == SC_MODE_GROUPS && sc_pay_groups_loses_clearly(&s->pay, sync_wait);
+    *groups_loses = m == SC_MODE_GROUPS && sc_pay_groups_loses_clearly(&s->pay, sync_wait);
     return loses && m == was && s->cand.mode != was;
 }
 
@@ -648,13 +648,13 @@ int sc_selector_decide(sc_selector *s, long step, sc_decision *out)
     const sc_situation *sit = &s->sit;
     int cls = sc_learned_class(sit);
 
-    int explore = 0, leave_now = 0;
+    int explore = 0, leave_now = 0, groups_loses = 0;
     if (s->kind == SC_KIND_LEARNED) {
         s->sit.prior_scale = prior_scale(s);
         sc_learned_choose(s->model, sit, &s->pol, s->cur.mode, &s->cand, &explore);
     } else {
         sc_heuristic_choose(sit, &s->pol, s->cur.mode, &s->cand);
-        leave_now = tolerance_must_pay(s);
+        leave_now = tolerance_must_pay(s, &groups_loses);
         /* The first decision comes early for a straggler present from the
          * start; the steps just after learning are noisy, and a spread
          * alone there sent GPT-2's step into a quorum that cost half a
@@ -669,7 +669,7 @@ int sc_selector_decide(sc_selector *s, long step, sc_decision *out)
                      100.0 * spread);
         }
     }
-    if (!(s->kind == SC_KIND_HEURISTIC && s->groups_loses))
+    if (!groups_loses)
         sc_child_hold_apply(&s->hold, step, &s->cur, &s->cand);
 
     int use_margin;
