@@ -34,7 +34,7 @@
  * and of the slow one), and "N passed, N failed".
  *
  * usage: starcoll_loops [--loop fresh|moving|own|staging] [--counts C1,C2,...]
- *          [--model FILE [--scale N]] [--loss] [--metric N [--metric-pcontrol]] [--in-place] [--steps N] [--warmup N] [--compute-ms MS]
+ *          [--model FILE [--scale N]] [--loss] [--metric N [--metric-pcontrol]] [--alternate K [--alternate-comm]] [--in-place] [--steps N] [--warmup N] [--compute-ms MS]
  *          [--slow-rank R] [--slow-factor F] [--extra-call STEP]
  *          [--stop-at STEP --stop-s S [--freeze]] [--two-comms [--halves-in-order] [--disconnect] [--part-at STEP]]
  *          [--soak] [--bound-s S]
@@ -89,6 +89,13 @@
  *         Its result is checked.
  *         --call-every N: also after every N steps (a checkpoint, a
  *         figure passed on now and then).
+ * --alternate K: two models trained in turn, as a GAN's critic and
+ *         generator (WGAN: K = 5): the first half of the tensors reduced K
+ *         steps of every K+1, the second half at the K+1st; the flush
+ *         after the steps is one such cycle of zero steps.
+ *         --alternate-comm: the second model's calls (its gradients and
+ *         loss) on a duplicate of the communicator, as README advises
+ *         where the two models' tensors have the same shapes.
  * --comm-thread: the loop runs on a thread of its own, not MPI_Init's
  *         (MPI_THREAD_MULTIPLE), as a code with a communication thread.
  * --model FILE: the step's tensors are a model's gradients (a .tensors
@@ -124,6 +131,8 @@ static long scale = 1;
 static int passed, failed, bad_returns, two_comms = 0, halves_in_order = 0, disconnect = 0, soak = 0, same_results = 0;
 static int part_at = -1;
 static long metric = 0;              /* --metric N: elements of the per-step metric vector, 0 none */
+static int alternate = 0;            /* --alternate K: two models, the first K steps of every K+1 one, then the other */
+static int alternate_comm;           /* --alternate-comm: the second model's calls on a communicator of its own */
 static int metric_pcontrol;          /* --metric-pcontrol: the metric call between MPI_Pcontrol(0) and (1) */
 static int metric_wrong;             /* steps whose metric sum was not exact */
 static const char *end_call = NULL;
@@ -227,6 +236,7 @@ static float value(int i, int s, long e) { return (float)(tag_of(i) * (1 + (rank
 
 typedef struct {
     MPI_Comm comm;
+    MPI_Comm second;            /* --alternate-comm: the second model's, a duplicate of comm */
     const char *name;
     float *grad[MAX_TENSORS], *out[MAX_TENSORS];   /* own: kept */
     float *stage;                                   /* staging */
@@ -264,6 +274,15 @@ static void take(state *st, int i, int s, const float *res)
     if (st->result_sum) st->result_sum[(long)s * ntensors + i] = sum;
 }
 
+static int reduced_at(int i, int s);
+
+/* The communicator of step s's calls: the second model's own with
+ * --alternate-comm, else the stream's. */
+static MPI_Comm step_comm(const state *st, int s)
+{
+    return st->second != MPI_COMM_NULL && !reduced_at(0, s) ? st->second : st->comm;
+}
+
 /* One gradient reduction, the way the loop style does it. */
 static void reduce_tensor(state *st, int i, int s, int zero)
 {
@@ -280,14 +299,14 @@ static void reduce_tensor(state *st, int i, int s, int zero)
     double t0 = MPI_Wtime(), paused0 = machine_pause_total();
     if (!strcmp(loop, "staging")) {
         memcpy(st->stage, g, sizeof(float) * (size_t)n);
-        rc = MPI_Allreduce(MPI_IN_PLACE, st->stage, (int)n, MPI_FLOAT, MPI_SUM, st->comm);
+        rc = MPI_Allreduce(MPI_IN_PLACE, st->stage, (int)n, MPI_FLOAT, MPI_SUM, step_comm(st, s));
         if (rc == MPI_SUCCESS) take(st, i, s, st->stage);
     } else if (in_place) {
-        rc = MPI_Allreduce(MPI_IN_PLACE, g, (int)n, MPI_FLOAT, MPI_SUM, st->comm);
+        rc = MPI_Allreduce(MPI_IN_PLACE, g, (int)n, MPI_FLOAT, MPI_SUM, step_comm(st, s));
         if (rc == MPI_SUCCESS) take(st, i, s, g);
     } else {
         float *out = fresh ? alloc_floats(n) : st->out[i];
-        rc = MPI_Allreduce(g, out, (int)n, MPI_FLOAT, MPI_SUM, st->comm);
+        rc = MPI_Allreduce(g, out, (int)n, MPI_FLOAT, MPI_SUM, step_comm(st, s));
         if (rc == MPI_SUCCESS) take(st, i, s, out);
         if (fresh) free(out);
     }
@@ -311,9 +330,19 @@ static void reduce_tensor(state *st, int i, int s, int zero)
 
 static int me_slow(void) { return rank == (slow_rank >= 0 ? slow_rank : size - 1); }
 
+/* --alternate K: tensors below ntensors/2 are the first model's (a GAN's
+ * critic), reduced K steps of every K+1; the others the second model's (its
+ * generator), reduced at the K+1st.  Without it every tensor, every step. */
+static int reduced_at(int i, int s)
+{
+    if (alternate <= 0) return 1;
+    return (i < ntensors / 2) == (s % (alternate + 1) != alternate);
+}
+
 static void one_step(state *st, int s, int zero, int *loss_ok)
 {
     for (int i = 0; i < ntensors; i++) {
+        if (!reduced_at(i, s)) continue;
         if (s == extra_call && me_slow() && i == 1) {
             /* a call no other rank makes: refused with an error, nothing hangs */
             long n = 20000;
@@ -347,7 +376,7 @@ static void one_step(state *st, int s, int zero, int *loss_ok)
     }
     if (loss) {
         float l = (float)(crank + 1 + s % 5), sum = -1;
-        int rc = MPI_Allreduce(&l, &sum, 1, MPI_FLOAT, MPI_SUM, st->comm);
+        int rc = MPI_Allreduce(&l, &sum, 1, MPI_FLOAT, MPI_SUM, step_comm(st, s));
         say_rc(rc, "the loss MPI_Allreduce", s);
         float want = (float)(csize * (csize + 1) / 2 + csize * (s % 5));
         if (rc != MPI_SUCCESS || sum != want) *loss_ok = 0;
@@ -727,7 +756,9 @@ static void *run_loop(void *arg)
     if (end_call) r->end_ok &= make_end_call(end_call);
     MPI_CHECK(MPI_Pcontrol(1));
     MPI_CHECK(MPI_Pcontrol(2));   /* flush: the next call on every tensor delivers everything pending */
-    for (int c = 0; c < r->nst; c++) one_step(&r->st[c], steps, 1, &r->loss_ok);
+    /* with --alternate, one cycle of zero steps: every tensor gets its call */
+    for (int z = 0; z <= alternate; z++)
+        for (int c = 0; c < r->nst; c++) one_step(&r->st[c], steps + z, 1, &r->loss_ok);
     return NULL;
 }
 
@@ -790,22 +821,26 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--same-results")) same_results = 1;
         else if (v && !strcmp(o, "--end-call")) end_call = argv[++a];
         else if (v && !strcmp(o, "--call-every")) call_every = atoi(argv[++a]);
+        else if (v && !strcmp(o, "--alternate")) alternate = atoi(argv[++a]);
+        else if (!strcmp(o, "--alternate-comm")) alternate_comm = 1;
         else if (v && !strcmp(o, "--bound-s")) bound_s = atof(argv[++a]);
         else if (!strcmp(o, "--comm-thread")) continue;   /* seen above */
         else ntensors = -1;
     }
     if (model) ntensors = tensor_list_read(model, scale, counts, MAX_TENSORS);
     int known = !strcmp(loop, "fresh") || !strcmp(loop, "moving") || !strcmp(loop, "own") || !strcmp(loop, "staging");
-    if (ntensors < 1 || !known) {
+    if (ntensors < 1 || !known || alternate < 0 || (alternate > 0 && ntensors < 2)) {
         if (rank == 0) fprintf(stderr, "starcoll_loops: bad arguments (see the comment at the top of starcoll_loops.c)\n");
         MPI_CHECK(MPI_Finalize());
         return 2;
     }
     /* the streams: the world, and with --two-comms each half of it */
-    state st[2] = {{.comm = MPI_COMM_WORLD, .name = "world", .tags_ok = 1}, {.name = "half", .tags_ok = 1}};
+    state st[2] = {{.comm = MPI_COMM_WORLD, .second = MPI_COMM_NULL, .name = "world", .tags_ok = 1},
+                   {.second = MPI_COMM_NULL, .name = "half", .tags_ok = 1}};
     int nst = 1;
     int color = halves_in_order ? rank >= size / 2 : rank % 2;
     if (two_comms && MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, rank, &st[1].comm)) == MPI_SUCCESS) nst = 2;
+    for (int c = 0; c < nst && alternate_comm; c++) MPI_CHECK(MPI_Comm_dup(st[c].comm, &st[c].second));
     long maxc = 0;
     for (int i = 0; i < ntensors; i++)
         if (counts[i] > maxc) maxc = counts[i];
@@ -817,7 +852,7 @@ int main(int argc, char **argv)
             st[c].got[i] = calloc((size_t)counts[i], sizeof(double));
         }
         st[c].stage = alloc_floats(maxc);
-        if (same_results && !(st[c].result_sum = calloc((size_t)(steps + 1) * (size_t)ntensors, sizeof(double))))
+        if (same_results && !(st[c].result_sum = calloc((size_t)(steps + 1 + alternate) * (size_t)ntensors, sizeof(double))))
             MPI_Abort(MPI_COMM_WORLD, 3);
     }
     if (end_call && (!strcmp(end_call, "file") || !strcmp(end_call, "ifile") || !strcmp(end_call, "split-file"))) {
@@ -901,6 +936,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "rank %d: its longest MPI_Allreduce took %.3f s, at step %d, tensor %d (%s)\n", rank, longest_s,
                     longest_step, longest_tensor, longest_stream);
     }
+    for (int c = 0; c < nst; c++)
+        if (st[c].second != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_free(&st[c].second));
     if (run.nst == 2) part_half(&st[1]);
     if (ring != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_free(&ring));
     if (port_half != MPI_COMM_NULL) {
