@@ -43,6 +43,16 @@ struct sc_identity {
     int nmarkers;
     long since_marker;
     int seen_marker, shifted;
+    /* two tensors in turn at one place (sc_identity_turns_since) */
+    int turned;                /* while learning: this rank saw one */
+    int steady;                /* while learning: this rank's buffers were its own and steady once */
+    int turned_agreed;         /* every rank saw one while learning: the pattern is exact */
+    int watch;                 /* after learning: this rank's buffers were its own, the same every unit */
+    uint64_t *slot_where;      /* ... each slot's buffer then */
+    uint64_t *slot_away;       /* the buffer it is away in, 0 while it is in its own */
+    uint64_t *slot_last_away;  /* the buffer of its last time away, 0 none */
+    long turns_since;
+    int turn_slot;
 };
 
 static uint64_t mix64(uint64_t x)
@@ -82,6 +92,9 @@ static void forget_history(sc_identity *id)
     id->nmarkers = 0;
     id->since_marker = 0;
     id->seen_marker = id->shifted = 0;
+    id->turned = id->turned_agreed = id->steady = id->watch = 0;
+    id->turns_since = 0;
+    id->turn_slot = -1;
 }
 
 sc_identity *sc_identity_new(void)
@@ -98,8 +111,12 @@ sc_identity *sc_identity_new(void)
     id->slot_count = malloc(sizeof(long) * SC_SLOTS_MAX);
     id->slot_dkind = malloc(sizeof(int) * SC_SLOTS_MAX);
     id->scratch = malloc(sizeof(double) * SC_STEP_MAX);
+    id->slot_where = malloc(sizeof(uint64_t) * SC_SLOTS_MAX);
+    id->slot_away = malloc(sizeof(uint64_t) * SC_SLOTS_MAX);
+    id->slot_last_away = malloc(sizeof(uint64_t) * SC_SLOTS_MAX);
     if (!id->hist || !id->recent || !id->run_shape || !id->run_where || !id->next_shape || !id->next_where ||
-        !id->slot_shape || !id->slot_count || !id->slot_dkind || !id->scratch) {
+        !id->slot_shape || !id->slot_count || !id->slot_dkind || !id->scratch || !id->slot_where || !id->slot_away ||
+        !id->slot_last_away) {
         sc_identity_free(id);
         return NULL;
     }
@@ -120,6 +137,9 @@ void sc_identity_free(sc_identity *id)
     free(id->slot_count);
     free(id->slot_dkind);
     free(id->scratch);
+    free(id->slot_where);
+    free(id->slot_away);
+    free(id->slot_last_away);
     free(id);
 }
 
@@ -261,6 +281,38 @@ static int step_gap_shows(const sc_identity *id, long n, int U)
     return top >= 3 * kth_smallest(m, U, (U - 1) / 2);
 }
 
+/* The newest of n calls, an eligible one, back in its buffer X after one
+ * unit in another, Y, which it had been in once before, a steady run of X
+ * ago: Y X X.. X Y X at this place of the unit of L calls (the newest
+ * last).  Two tensors of one shape in turn (a GAN's critic, then its
+ * generator), which no shape shows.  Twice, and with the same Y: not the
+ * buffers an allocator gives back every other step (X Y X Y), nor one that
+ * moved for good or now and then by chance. */
+static int buffer_turned(const sc_identity *id, long n, int L)
+{
+    if (L <= 0 || n < 5L * L + 1) return 0;
+    const sc_call_key *c0 = at(id, n - 1), *c1 = at(id, n - 1 - L);
+    if (!c0->eligible || c1->shape != c0->shape || c1->where == c0->where) return 0;
+    int a = 0;   /* the run of X between the two Ys */
+    for (long j = 2; j * L < n && j * L < SC_HIST_CAP; j++) {
+        const sc_call_key *c = at(id, n - 1 - j * L);
+        if (c->shape != c0->shape) return 0;
+        if (c->where == c0->where) {
+            a++;
+            continue;
+        }
+        return a >= 2 && c->where == c1->where;
+    }
+    return 0;
+}
+
+/* This rank's buffers are its own per call of the unit of L, the same as
+ * one unit back: each tensor keeps its buffer. */
+static int own_and_steady(const sc_identity *id, long n, int L)
+{
+    return L > 0 && id->next_where[L] >= L && own_buffers(id, n, L);
+}
+
 /* The next unit after `after` that the recent shapes repeat (next_shape,
  * with the call just added), or 0. */
 static int candidate_unit(const sc_identity *id, long n, int after)
@@ -354,6 +406,16 @@ void sc_identity_vote(sc_identity *id, const sc_call_key *k, long vote[SC_VOTE_L
     vote[SC_VOTE_UNIT] = L;
     vote[SC_VOTE_NUNIT] = -L;
     if (!L) return;
+    /* Own, steady buffers: learn for SC_TURN_UNITS units, so that two
+     * models of one shape trained in turn can show (buffer_turned). */
+    id->turned |= buffer_turned(id, n, L);
+    id->steady |= own_and_steady(id, n, L);   /* and stays so: the other model's step breaks steadiness */
+    vote[SC_VOTE_NOT_TURNED] = !id->turned;
+    /* The first learning only (a pattern learned again has been watched
+     * since: sc_identity_turns_since), and no further back than the
+     * history reaches. */
+    if (!id->turned && id->steady && id->relearns == 0 && n < (long)SC_TURN_UNITS * L && n < SC_HIST_CAP)
+        vote[SC_VOTE_WAIT] = 1;
     /* Address hints are needed only for a unit shapes do not tell apart:
      * for one, wait until every m could have shown. */
     int mmax = SC_STEP_MAX / L < SC_HINT_MAX ? SC_STEP_MAX / L : SC_HINT_MAX;
@@ -408,6 +470,8 @@ static void adopt(sc_identity *id, int L, long M)
         id->slot_shape[nslots] = c->shape;
         id->slot_count[nslots] = c->count;
         id->slot_dkind[nslots] = c->dkind;
+        id->slot_where[nslots] = c->where;
+        id->slot_away[nslots] = id->slot_last_away[nslots] = 0;
         nslots++;
     }
     id->learned = 1;
@@ -421,6 +485,11 @@ static void adopt(sc_identity *id, int L, long M)
         snprintf(id->why, sizeof id->why, "more than %d eligible calls per step", SC_SLOTS_MAX);
     else if (nslots == 0)
         snprintf(id->why, sizeof id->why, "no eligible call in the step");
+    else if (id->turned_agreed)
+        snprintf(id->why, sizeof id->why,
+                 "every rank's buffer at one place of the step went to another one and came back, twice, while the "
+                 "step was learned: two tensors of one shape there in turn (two models trained alternately?); a "
+                 "communicator per model (MPI_Comm_dup) tells them apart");
     else if (!by_shape && M == 1 && L == 1)
         snprintf(id->why, sizeof id->why,
                  "every call has one shape (%ld elements) and no buffer of its own: one tensor per step cannot be "
@@ -440,6 +509,29 @@ static void adopt(sc_identity *id, int L, long M)
     id->nmarkers = id->marker_dependent ? unit_markers(id, id->nhist, L, id->markers, SC_MARKERS_MAX) : 0;
     id->since_marker = 0;
     id->seen_marker = id->shifted = 0;
+    id->watch = id->trusted && M == 1 && id->run_where[L] >= L && own_buffers(id, id->nhist, L);
+    id->turns_since = 0;
+    id->turn_slot = -1;
+}
+
+/* After learning, on a rank whose buffers were its own and steady: a
+ * slot's call in a buffer not its learned one is away; back in the learned
+ * one after a time away in the same buffer as the time before is a turn
+ * (buffer_turned's rule).  Away in two buffers in one go means the rank's
+ * buffers are not kept per tensor after all: it stops watching. */
+static void watch_buffer(sc_identity *id, int s, uint64_t where)
+{
+    if (where == id->slot_where[s]) {
+        if (id->slot_away[s]) {
+            if (id->slot_away[s] == id->slot_last_away[s] && !id->turns_since++) id->turn_slot = s;
+            id->slot_last_away[s] = id->slot_away[s];
+            id->slot_away[s] = 0;
+        }
+    } else if (!id->slot_away[s]) {
+        id->slot_away[s] = where;
+    } else if (id->slot_away[s] != where) {
+        id->watch = 0;
+    }
 }
 
 sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_LEN])
@@ -451,6 +543,7 @@ sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_L
     }
     long L = agreed[SC_VOTE_UNIT];
     commit_call(id);
+    id->turned_agreed = agreed[SC_VOTE_NOT_TURNED] == 0;
     if (L <= 0 || L != -agreed[SC_VOTE_NUNIT] || agreed[SC_VOTE_WAIT]) return SC_LEARN_GO_ON;
     /* A unit with a per-step call that is no gradient (a loss, a metric)
      * is no run of layers inside a step: no further evidence needed. */
@@ -512,6 +605,7 @@ sc_id_kind sc_identity_next(sc_identity *id, const sc_call_key *k, int *slot)
     int s = (int)(id->pos % id->nslots);
     *slot = s;
     if (id->shifted || id->slot_shape[s] != k->shape) return SC_ID_OFF;
+    if (id->watch) watch_buffer(id, s, k->where);
     id->pos++;
     id->miss_streak = 0;
     id->since_marker++;
@@ -539,6 +633,12 @@ uint64_t sc_identity_slot_shape(const sc_identity *id, int slot) { return id->sl
 long sc_identity_position(const sc_identity *id) { return id->pos; }
 long sc_identity_relearns(const sc_identity *id) { return id->relearns; }
 const char *sc_identity_why_exact(const sc_identity *id) { return id->learned ? id->why : "pattern not learned"; }
+
+long sc_identity_turns_since(const sc_identity *id, int *slot)
+{
+    *slot = id->turn_slot;
+    return id->learned ? id->turns_since : 0;
+}
 
 const char *sc_identity_how(const sc_identity *id) { return id->learned ? id->how : "pattern not learned"; }
 

@@ -47,6 +47,12 @@
 #define SC_SLOTS_MAX 2048      /* eligible calls per step */
 #define SC_HINT_MAX 16         /* a rank's address hint: the step is m units, m <= this */
 #define SC_LEARN_MIN_CALLS 12  /* evidence needed before trusting a short unit */
+/* A rank whose buffers are its own and the same every unit keeps the step
+ * learning for this many units, so that two models of the same shapes
+ * trained in turn (a GAN's critic K steps, then its generator once) can
+ * show, twice, as one place's buffer going elsewhere and coming back: for
+ * K up to (SC_TURN_UNITS - 3) / 2. */
+#define SC_TURN_UNITS 18
 
 typedef struct sc_call_key {
     uint64_t shape;            /* count, datatype, op, eligibility: equal on every rank */
@@ -63,6 +69,7 @@ enum { SC_VOTE_SHAPE, SC_VOTE_NSHAPE, SC_VOTE_UNIT, SC_VOTE_NUNIT, SC_VOTE_WAIT,
        SC_VOTE_SPANS,          /* this rank's buffers, or the run's length, show the unit spans a step */
        SC_VOTE_NO_GAP,         /* this rank's gaps do not show where steps start (MAX: any such rank) */
        SC_VOTE_NOT_OWN1,       /* this rank's buffers are not its own, the same every unit (MAX: any such rank) */
+       SC_VOTE_NOT_TURNED,     /* this rank's buffers did not show two tensors in turn (MAX: any such rank) */
        SC_VOTE_HINT0,          /* + m - 1: this rank's buffers repeat every m units */
        SC_VOTE_GAP0 = SC_VOTE_HINT0 + SC_HINT_MAX,   /* + m - 1: its step gap comes every m units */
        SC_VOTE_LEN = SC_VOTE_GAP0 + SC_HINT_MAX };
@@ -122,6 +129,15 @@ long sc_identity_position(const sc_identity *id);    /* on-pattern eligible call
 long sc_identity_relearns(const sc_identity *id);
 /* Why an agreed pattern is not told apart, "" when it is. */
 const char *sc_identity_why_exact(const sc_identity *id);
+/* Two tensors in turn at one place of the step, seen in this rank's own
+ * buffers: a place's buffer went to another for a unit, twice the same
+ * one, with a steady run between (two models of the same shapes trained
+ * in turn, which shapes cannot tell apart).  Seen by every rank while
+ * learning, it makes the pattern exact (sc_identity_why_exact says so):
+ * every rank runs the same code, and one rank's allocator alone can show
+ * such a period by chance.  After learning this gives how often this rank
+ * saw it since, and in *slot the first slot. */
+long sc_identity_turns_since(const sc_identity *id, int *slot);
 /* How the agreed step's length was found: its unit, and which evidence
  * lengthened it to a multiple (for STARCOLL_VERBOSE). */
 const char *sc_identity_how(const sc_identity *id);

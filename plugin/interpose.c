@@ -481,6 +481,22 @@ static int lockstep_off(sc_comm *cs, int slot, uint64_t shape, sc_off_verdict *v
     return rc;
 }
 
+/* After the step was learned, this rank's own buffers show two tensors of
+ * one shape in turn at a slot (identity.h): rounds cannot tell them apart.
+ * Said once by rank 0, with what to do; the report counts the ranks that
+ * saw it. */
+static void note_turns(sc_comm *cs)
+{
+    int slot = -1;
+    if (sc_identity_turns_since(cs->id, &slot) == 0) return;
+    cs->row->turned = 1;
+    sc_say(SC_SAY_TURNS, 0,
+           "starcoll: comm %s: tensor %d's buffer went to another one and came back, twice, since the step was "
+           "learned: two models of one shape trained in turn?  Tolerant rounds cannot tell them apart and may sum one "
+           "into the other; give each model its own communicator (MPI_Comm_dup) or run STARCOLL_MODE=sync",
+           cs->label, slot);
+}
+
 /* An eligible call in a tolerant policy: which tensor it is (learned and
  * agreed first), then the engine's rounds, or exact when the tensors are
  * not told apart; a call off the pattern goes where all ranks agree.
@@ -508,6 +524,7 @@ static int tolerant_allreduce(sc_comm *cs, const sc_user_call *c, sc_dkind dk, s
         if (kind == SC_ID_SLOT) {
             long pos = sc_identity_position(cs->id) - 1;
             if (slot == 0) cs->row->steps += 1;
+            if (!cs->row->turned) note_turns(cs);
             cs->row->compute_s += outside;
             *mode = sc_engine_mode(cs->engine);
             int other = -1;

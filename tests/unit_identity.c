@@ -81,10 +81,17 @@ static sc_learn_outcome agree(job *j, const sc_call_key *keys)
 }
 
 /* Address of tensor t at step s on rank r under an allocation style. */
-enum { OWN_BUFFER, STAGING, FRESH, ALTERNATING };
+enum { OWN_BUFFER, STAGING, FRESH, ALTERNATING, TWO_MODELS };
+/* TWO_MODELS: buffers of their own, two models of the same shapes trained
+ * in turn, the second at every turn_every-th step (a GAN's generator after
+ * turn_every - 1 critic steps) */
+static int turn_every = 6;
 static uintptr_t where(int style, int r, int t, int s)
 {
     if (style == OWN_BUFFER) return 0x100000u + 0x1000u * (uintptr_t)t + 0x1000000u * (uintptr_t)r;
+    if (style == TWO_MODELS)
+        return 0x500000u + 0x1000u * (uintptr_t)t + 0x80000u * (uintptr_t)(s % turn_every == turn_every - 1) +
+               0x1000000u * (uintptr_t)r;
     if (style == ALTERNATING)   /* fresh every step, the allocator giving back the buffers of two steps ago */
         return 0x400000u + 0x1000u * (uintptr_t)t + 0x100000u * (uintptr_t)(s % 2) + 0x1000000u * (uintptr_t)r;
     if (style == STAGING) return 0x200000u + 0x1000000u * (uintptr_t)r;
@@ -184,12 +191,13 @@ static void test_one_rank_gappy_every_other_step(void)
 static void test_addresses_move_on_some_ranks(void)
 {
     /* rank 1 mallocs per step, the others keep buffers: the same pattern
-     * at the same call everywhere */
+     * at the same call everywhere, after SC_TURN_UNITS steps (ranks 0 and
+     * 2 keep buffers of their own, so two models in turn could show) */
     job *j = job_new(4);
     int style[NR] = {OWN_BUFFER, FRESH, OWN_BUFFER, STAGING};
     long step[] = {4000, 2000, 1000, 500};
     long at = learn(j, step, 4, style, 20);
-    CU_ASSERT_EQUAL(at, SC_LEARN_MIN_CALLS - 1);
+    CU_ASSERT_EQUAL(at, SC_TURN_UNITS * 4L - 1);
     for (int r = 0; r < 4; r++) CU_ASSERT_EQUAL(sc_identity_slots(j->id[r]), 4);
     int slots[4];
     check_one_step(j, step, 4, 30, style, slots);
@@ -372,6 +380,73 @@ static void test_allocator_period_is_no_step(void)
         job_free(j);
     }
     uniform_gaps = 0;
+}
+
+static void test_two_models_in_turn(void)
+{
+    /* A GAN's critic five steps, then its generator once, with tensors of
+     * the same shapes, each in a buffer of its own, and a loss per step:
+     * shapes alone take both for one step and would put the critic's and
+     * the generator's tensors in one slot.  Every rank's buffers show it:
+     * the pattern is exact, and says why.  One rank's alone is no proof
+     * (an allocator can show such a period by chance): trusted. */
+    int style[2][NR] = {{TWO_MODELS, TWO_MODELS, TWO_MODELS, TWO_MODELS}, {FRESH, FRESH, TWO_MODELS, FRESH}};
+    long step[] = {4000, 2000, -1};
+    for (int c = 0; c < 2; c++) {
+        job *j = job_new(4);
+        CU_ASSERT_TRUE(learn(j, step, 3, style[c], 40) >= 0);
+        for (int r = 0; r < 4; r++) {
+            CU_ASSERT_EQUAL(sc_identity_trusted(j->id[r]), c == 1);
+            CU_ASSERT_EQUAL(strstr(sc_identity_why_exact(j->id[r]), "in turn") != NULL, c == 0);
+        }
+        job_free(j);
+    }
+}
+
+static void test_own_buffers_learn_long_enough(void)
+{
+    /* Buffers of their own, the same every step, and a loss: learning
+     * lasts SC_TURN_UNITS steps (so two models in turn could show), then
+     * the step is trusted.  Fresh buffers the allocator gives back every
+     * other step (X Y X Y) are no two models: trusted. */
+    long step[] = {4000, 2000, -1};
+    int own[NR] = {OWN_BUFFER, OWN_BUFFER, OWN_BUFFER, OWN_BUFFER};
+    int alt[NR] = {ALTERNATING, ALTERNATING, ALTERNATING, ALTERNATING};
+    job *j = job_new(4);
+    long at = learn(j, step, 3, own, 40);
+    CU_ASSERT_TRUE(at >= 3L * (SC_TURN_UNITS - 1));
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    job_free(j);
+    j = job_new(4);
+    CU_ASSERT_TRUE(learn(j, step, 3, alt, 40) >= 0);
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    job_free(j);
+}
+
+static void test_two_models_after_learning(void)
+{
+    /* The generator at every 20th step, after the learning: each rank
+     * counts a turn where its buffers come back from the same buffer as
+     * the time before, so from the second time on, on slot 0 first; a
+     * buffer that moved for good (one rank reallocating) is no turn. */
+    turn_every = 20;
+    long step[] = {4000, 2000, -1};
+    int style[NR] = {TWO_MODELS, TWO_MODELS, TWO_MODELS, OWN_BUFFER};
+    job *j = job_new(4);
+    CU_ASSERT_TRUE(learn(j, step, 3, style, 19) >= 0);
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    int slot = -2, slots[2];
+    for (int s = 19; s <= 20; s++) check_one_step(j, step, 3, s, style, slots);
+    CU_ASSERT_EQUAL(sc_identity_turns_since(j->id[0], &slot), 0);   /* once away is no pattern yet */
+    for (int s = 39; s <= 40; s++) check_one_step(j, step, 3, s, style, slots);
+    CU_ASSERT_EQUAL(sc_identity_turns_since(j->id[0], &slot), 2);   /* both tensors, the second time */
+    CU_ASSERT_EQUAL(slot, 0);
+    CU_ASSERT_EQUAL(sc_identity_turns_since(j->id[3], &slot), 0);
+    int moved[NR] = {TWO_MODELS, TWO_MODELS, TWO_MODELS, STAGING};
+    for (int s = 21; s <= 23; s++) check_one_step(j, step, 3, s, moved, slots);
+    CU_ASSERT_EQUAL(sc_identity_turns_since(j->id[3], &slot), 0);
+    job_free(j);
+    turn_every = 6;
 }
 
 static void test_repeated_layers(void)
@@ -558,6 +633,9 @@ int main(void)
     CU_add_test(s, "the code's work between calls is no step gap", test_work_between_calls_is_no_step_gap);
     CU_add_test(s, "repeated identical layers", test_repeated_layers);
     CU_add_test(s, "an allocator's period is no step", test_allocator_period_is_no_step);
+    CU_add_test(s, "two models of one shape in turn: exact", test_two_models_in_turn);
+    CU_add_test(s, "buffers of their own: learning lasts long enough", test_own_buffers_learn_long_enough);
+    CU_add_test(s, "two models in turn after the learning: counted", test_two_models_after_learning);
     CU_add_test(s, "ResNet-50's 161 tensors and a loss", test_resnet50_step);
     CU_add_test(s, "GPT-2's repeated blocks are not a step", test_repeated_blocks_are_not_a_step);
     CU_add_test(s, "a step of 1024 calls", test_thousand_tensors);
