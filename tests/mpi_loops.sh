@@ -169,6 +169,24 @@ if sc_preloading; then
         sc_show quorum-gan-same-fresh
     fi
 
+    # The generator every 21st step, buffers of their own: the turns come
+    # after the step was learned (18 steps), so rounds run and may mix the
+    # two; rank 0 says so once, from the second turn on, and the report
+    # counts the ranks that saw it.
+    sc_job quorum-gan-late 8 -x STARCOLL_MODE=quorum "$prog" --loop own --counts 65536,32768,65536,32768 \
+        --alternate 20 --loss --slow-factor 2 --steps 90
+    n=$(grep -c "^starcoll: comm 0: tensor 0's buffer went to another one and came back, twice.*MPI_Comm_dup" \
+        "$SC_WORK/quorum-gan-late.err")
+    if [ "$n" = 1 ]; then ok "quorum-gan-late: one line says the two models came in turn after learning, and what to do"
+    else fail "quorum-gan-late: $n lines say the two models came in turn (1 expected)"; sc_show quorum-gan-late; fi
+    if grep -q "^@ comm 0: on 8 rank(s) a tensor's buffer went to another one and came back" \
+        "$SC_WORK/quorum-gan-late.report"; then
+        ok "quorum-gan-late: the report counts the 8 ranks that saw it"
+    else
+        fail "quorum-gan-late: the report does not count the ranks that saw two models in turn"
+        sc_show quorum-gan-late
+    fi
+
     # One extra eligible call on rank 7 at step 20: refused with one line, no
     # hang.  "fused": the four tensors in fused rounds, the extra call in a
     # direct step on a fused member (it hung once: the group's call count).
