@@ -53,6 +53,10 @@ struct sc_identity {
     uint64_t *slot_last_away;  /* the buffer of its last time away, 0 none */
     long turns_since;
     int turn_slot;
+    /* the unit and length the step would have had when only the wait for
+     * turns held it: the wait delays the step, never lengthens it */
+    long ready_L, ready_M;
+    char ready_how[200];
 };
 
 static uint64_t mix64(uint64_t x)
@@ -95,6 +99,7 @@ static void forget_history(sc_identity *id)
     id->turned = id->turned_agreed = id->steady = id->watch = 0;
     id->turns_since = 0;
     id->turn_slot = -1;
+    id->ready_L = id->ready_M = 0;
 }
 
 sc_identity *sc_identity_new(void)
@@ -306,11 +311,25 @@ static int buffer_turned(const sc_identity *id, long n, int L)
     return 0;
 }
 
+/* The unit of L calls ending before call `end` in buffers of this rank's
+ * own, each the same as one unit before. */
+static int unit_steady_at(const sc_identity *id, long end, int L)
+{
+    if (end < 2L * L) return 0;
+    for (long i = end - L; i < end; i++)
+        if (at(id, i)->where != at(id, i - L)->where || at(id, i)->shape != at(id, i - L)->shape) return 0;
+    return own_buffers(id, end, L);
+}
+
 /* This rank's buffers are its own per call of the unit of L, the same as
- * one unit back: each tensor keeps its buffer. */
+ * one unit back, in one of the last three units: each tensor keeps its
+ * buffer.  Not the newest unit alone: a unit becomes the candidate only
+ * after a few repeats, and the other model's step may be the one then. */
 static int own_and_steady(const sc_identity *id, long n, int L)
 {
-    return L > 0 && id->next_where[L] >= L && own_buffers(id, n, L);
+    for (int j = 0; j < 3 && (long)j * L < SC_HIST_CAP - 2L * L; j++)
+        if (unit_steady_at(id, n - (long)j * L, L)) return 1;
+    return 0;
 }
 
 /* The next unit after `after` that the recent shapes repeat (next_shape,
@@ -409,13 +428,13 @@ void sc_identity_vote(sc_identity *id, const sc_call_key *k, long vote[SC_VOTE_L
     /* Own, steady buffers: learn for SC_TURN_UNITS units, so that two
      * models of one shape trained in turn can show (buffer_turned). */
     id->turned |= buffer_turned(id, n, L);
-    id->steady |= own_and_steady(id, n, L);   /* and stays so: the other model's step breaks steadiness */
+    if (!id->steady) id->steady = own_and_steady(id, n, L);   /* and stays so: the other model's step breaks it */
     vote[SC_VOTE_NOT_TURNED] = !id->turned;
     /* The first learning only (a pattern learned again has been watched
      * since: sc_identity_turns_since), and no further back than the
      * history reaches. */
     if (!id->turned && id->steady && id->relearns == 0 && n < (long)SC_TURN_UNITS * L && n < SC_HIST_CAP)
-        vote[SC_VOTE_WAIT] = 1;
+        vote[SC_VOTE_TURN_WAIT] = 1;
     /* Address hints are needed only for a unit shapes do not tell apart:
      * for one, wait until every m could have shown. */
     int mmax = SC_STEP_MAX / L < SC_HINT_MAX ? SC_STEP_MAX / L : SC_HINT_MAX;
@@ -580,6 +599,23 @@ sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_L
                                      by_hint && by_gap ? "some rank's buffers and gaps repeat so"
                                      : by_hint     ? "some rank's buffers repeat so"
                                                    : "some rank's step gaps come so");
+    }
+    /* Held only by the wait for turns: the step as it stands now is the
+     * step, agreed when the wait ends.  Buffers that repeat every other
+     * step on some rank (fresh arrays an allocator gives back) would
+     * otherwise have the longer learning double it, and a one-step flush
+     * would reach half of its slots. */
+    if (agreed[SC_VOTE_TURN_WAIT]) {
+        if (id->ready_L != L) {
+            id->ready_L = L;
+            id->ready_M = M;
+            snprintf(id->ready_how, sizeof id->ready_how, "%s", id->how);
+        }
+        return SC_LEARN_GO_ON;
+    }
+    if (id->ready_L == L) {
+        M = id->ready_M;
+        snprintf(id->how, sizeof id->how, "%s", id->ready_how);
     }
     adopt(id, (int)L, M);
     return SC_LEARN_DONE;

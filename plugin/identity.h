@@ -70,6 +70,7 @@ enum { SC_VOTE_SHAPE, SC_VOTE_NSHAPE, SC_VOTE_UNIT, SC_VOTE_NUNIT, SC_VOTE_WAIT,
        SC_VOTE_NO_GAP,         /* this rank's gaps do not show where steps start (MAX: any such rank) */
        SC_VOTE_NOT_OWN1,       /* this rank's buffers are not its own, the same every unit (MAX: any such rank) */
        SC_VOTE_NOT_TURNED,     /* this rank's buffers did not show two tensors in turn (MAX: any such rank) */
+       SC_VOTE_TURN_WAIT,      /* this rank's buffers are its own and steady: learn on, so turns can show */
        SC_VOTE_HINT0,          /* + m - 1: this rank's buffers repeat every m units */
        SC_VOTE_GAP0 = SC_VOTE_HINT0 + SC_HINT_MAX,   /* + m - 1: its step gap comes every m units */
        SC_VOTE_LEN = SC_VOTE_GAP0 + SC_HINT_MAX };

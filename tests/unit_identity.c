@@ -81,7 +81,7 @@ static sc_learn_outcome agree(job *j, const sc_call_key *keys)
 }
 
 /* Address of tensor t at step s on rank r under an allocation style. */
-enum { OWN_BUFFER, STAGING, FRESH, ALTERNATING, TWO_MODELS };
+enum { OWN_BUFFER, STAGING, FRESH, ALTERNATING, TWO_MODELS, CYCLE4 };
 /* TWO_MODELS: buffers of their own, two models of the same shapes trained
  * in turn, the second at every turn_every-th step (a GAN's generator after
  * turn_every - 1 critic steps) */
@@ -89,6 +89,8 @@ static int turn_every = 6;
 static uintptr_t where(int style, int r, int t, int s)
 {
     if (style == OWN_BUFFER) return 0x100000u + 0x1000u * (uintptr_t)t + 0x1000000u * (uintptr_t)r;
+    if (style == CYCLE4)   /* fresh every step, the allocator giving back the buffers of four steps ago */
+        return 0x700000u + 0x1000u * (uintptr_t)t + 0x100000u * (uintptr_t)(s % 4) + 0x1000000u * (uintptr_t)r;
     if (style == TWO_MODELS)
         return 0x500000u + 0x1000u * (uintptr_t)t + 0x80000u * (uintptr_t)(s % turn_every == turn_every - 1) +
                0x1000000u * (uintptr_t)r;
@@ -392,12 +394,12 @@ static void test_two_models_in_turn(void)
      * (an allocator can show such a period by chance): trusted. */
     int style[2][NR] = {{TWO_MODELS, TWO_MODELS, TWO_MODELS, TWO_MODELS}, {FRESH, FRESH, TWO_MODELS, FRESH}};
     long step[] = {4000, 2000, -1};
-    for (int c = 0; c < 2; c++) {
+    for (int c = 0; c < 4; c++) {   /* with a loss, and without (the unit told apart by its two shapes) */
         job *j = job_new(4);
-        CU_ASSERT_TRUE(learn(j, step, 3, style[c], 40) >= 0);
+        CU_ASSERT_TRUE(learn(j, step, c < 2 ? 3 : 2, style[c % 2], 40) >= 0);
         for (int r = 0; r < 4; r++) {
-            CU_ASSERT_EQUAL(sc_identity_trusted(j->id[r]), c == 1);
-            CU_ASSERT_EQUAL(strstr(sc_identity_why_exact(j->id[r]), "in turn") != NULL, c == 0);
+            CU_ASSERT_EQUAL(sc_identity_trusted(j->id[r]), c % 2 == 1);
+            CU_ASSERT_EQUAL(strstr(sc_identity_why_exact(j->id[r]), "in turn") != NULL, c % 2 == 0);
         }
         job_free(j);
     }
@@ -420,6 +422,16 @@ static void test_own_buffers_learn_long_enough(void)
     j = job_new(4);
     CU_ASSERT_TRUE(learn(j, step, 3, alt, 40) >= 0);
     CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    job_free(j);
+    /* No loss, buffers of their own on three ranks, and rank 1's fresh
+     * ones given back every fourth step: the longer learning lets rank 1's
+     * period show, but it only delays the step agreed without it, it does
+     * not make it four steps long (a one-step flush must reach every
+     * slot). */
+    int mixed[NR] = {OWN_BUFFER, CYCLE4, OWN_BUFFER, OWN_BUFFER};
+    j = job_new(4);
+    CU_ASSERT_TRUE(learn(j, step, 2, mixed, 40) >= 2L * (SC_TURN_UNITS - 1));
+    for (int r = 0; r < 4; r++) CU_ASSERT_EQUAL(sc_identity_slots(j->id[r]), 2);
     job_free(j);
 }
 
