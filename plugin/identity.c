@@ -316,6 +316,7 @@ static int buffer_turned(const sc_identity *id, long n, int L)
 static int unit_steady_at(const sc_identity *id, long end, int L)
 {
     if (end < 2L * L) return 0;
+    if (L > 1 && at(id, end - 1)->where == at(id, end - 2)->where) return 0;   /* one buffer (staging): at once */
     for (long i = end - L; i < end; i++)
         if (at(id, i)->where != at(id, i - L)->where || at(id, i)->shape != at(id, i - L)->shape) return 0;
     return own_buffers(id, end, L);
@@ -528,7 +529,7 @@ static void adopt(sc_identity *id, int L, long M)
     id->nmarkers = id->marker_dependent ? unit_markers(id, id->nhist, L, id->markers, SC_MARKERS_MAX) : 0;
     id->since_marker = 0;
     id->seen_marker = id->shifted = 0;
-    id->watch = id->trusted && M == 1 && id->run_where[L] >= L && own_buffers(id, id->nhist, L);
+    id->watch = id->trusted && M == 1 && own_and_steady(id, id->nhist, L);
     id->turns_since = 0;
     id->turn_slot = -1;
 }

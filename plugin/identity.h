@@ -17,6 +17,10 @@
  * shapes tell apart.  A longer step than the true one never mixes two tensors (the same
  * tensor of two steps lands in two slots); a shorter one would.
  *
+ * Buffers kept per tensor also show what no shape can: two models of the
+ * same shapes trained in turn (a GAN), as one place's buffer leaving for
+ * another for a step and coming back (sc_identity_turns_since).
+ *
  * A run of equal blocks inside one step (a model's repeated layers) also
  * repeats, so a unit is agreed only with evidence that it spans a whole
  * step: some rank keeps a buffer per tensor and its buffers repeat with

@@ -129,8 +129,10 @@ tolerant_job() {
 }
 
 # sleep3_job NAME MODE: one rank asleep 3 s (below), staleness bound 2, quorum 5.
+# It sleeps at step 22, a third of the way: after the step is learned (18
+# steps where buffers are kept per tensor, as here), so in rounds.
 sleep3_job() {
-    SC_K=5 SC_BOUND=2 tolerant_job "$1" "$2" STARCOLL_STALENESS=2 STARCOLL_QUORUM=5 -- --pattern sleep3 --steps 24
+    SC_K=5 SC_BOUND=2 tolerant_job "$1" "$2" STARCOLL_STALENESS=2 STARCOLL_QUORUM=5 -- --pattern sleep3 --steps 66
 }
 
 for mode in $MODES; do
