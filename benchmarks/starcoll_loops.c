@@ -274,7 +274,14 @@ static void take(state *st, int i, int s, const float *res)
     if (st->result_sum) st->result_sum[(long)s * ntensors + i] = sum;
 }
 
-static int reduced_at(int i, int s);
+/* --alternate K: tensors below ntensors/2 are the first model's (a GAN's
+ * critic), reduced K steps of every K+1; the others the second model's (its
+ * generator), reduced at the K+1st.  Without it every tensor, every step. */
+static int reduced_at(int i, int s)
+{
+    if (alternate <= 0) return 1;
+    return (i < ntensors / 2) == (s % (alternate + 1) != alternate);
+}
 
 /* The communicator of step s's calls: the second model's own with
  * --alternate-comm, else the stream's. */
@@ -329,15 +336,6 @@ static void reduce_tensor(state *st, int i, int s, int zero)
 }
 
 static int me_slow(void) { return rank == (slow_rank >= 0 ? slow_rank : size - 1); }
-
-/* --alternate K: tensors below ntensors/2 are the first model's (a GAN's
- * critic), reduced K steps of every K+1; the others the second model's (its
- * generator), reduced at the K+1st.  Without it every tensor, every step. */
-static int reduced_at(int i, int s)
-{
-    if (alternate <= 0) return 1;
-    return (i < ntensors / 2) == (s % (alternate + 1) != alternate);
-}
 
 static void one_step(state *st, int s, int zero, int *loss_ok)
 {

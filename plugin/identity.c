@@ -46,7 +46,6 @@ struct sc_identity {
     /* two tensors in turn at one place (sc_identity_turns_since) */
     int turned;                /* while learning: this rank saw one */
     int steady;                /* while learning: this rank's buffers were its own and steady once */
-    int turned_agreed;         /* every rank saw one while learning: the pattern is exact */
     int watch;                 /* after learning: this rank's buffers were its own, the same every unit */
     uint64_t *slot_where;      /* ... each slot's buffer then */
     uint64_t *slot_away;       /* the buffer it is away in, 0 while it is in its own */
@@ -96,7 +95,7 @@ static void forget_history(sc_identity *id)
     id->nmarkers = 0;
     id->since_marker = 0;
     id->seen_marker = id->shifted = 0;
-    id->turned = id->turned_agreed = id->steady = id->watch = 0;
+    id->turned = id->steady = id->watch = 0;
     id->turns_since = 0;
     id->turn_slot = -1;
     id->ready_L = id->ready_M = 0;
@@ -470,8 +469,9 @@ static void commit_call(sc_identity *id)
 }
 
 /* The agreed pattern: M units of the last L calls, starting with the call
- * after this one; its eligible calls are the slots. */
-static void adopt(sc_identity *id, int L, long M)
+ * after this one; its eligible calls are the slots.  turned: every rank's
+ * buffers showed two tensors in turn (buffer_turned): exact. */
+static void adopt(sc_identity *id, int L, long M, int turned)
 {
     long unit = M * L;
     int by_shape = told_apart_by_shape(id, id->nhist, L);
@@ -505,7 +505,7 @@ static void adopt(sc_identity *id, int L, long M)
         snprintf(id->why, sizeof id->why, "more than %d eligible calls per step", SC_SLOTS_MAX);
     else if (nslots == 0)
         snprintf(id->why, sizeof id->why, "no eligible call in the step");
-    else if (id->turned_agreed)
+    else if (turned)
         snprintf(id->why, sizeof id->why,
                  "every rank's buffer at one place of the step went to another one and came back, twice, while the "
                  "step was learned: two tensors of one shape there in turn (two models trained alternately?); a "
@@ -563,7 +563,6 @@ sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_L
     }
     long L = agreed[SC_VOTE_UNIT];
     commit_call(id);
-    id->turned_agreed = agreed[SC_VOTE_NOT_TURNED] == 0;
     if (L <= 0 || L != -agreed[SC_VOTE_NUNIT] || agreed[SC_VOTE_WAIT]) return SC_LEARN_GO_ON;
     /* A unit with a per-step call that is no gradient (a loss, a metric)
      * is no run of layers inside a step: no further evidence needed. */
@@ -618,7 +617,7 @@ sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_L
         M = id->ready_M;
         snprintf(id->how, sizeof id->how, "%s", id->ready_how);
     }
-    adopt(id, (int)L, M);
+    adopt(id, (int)L, M, agreed[SC_VOTE_NOT_TURNED] == 0);
     return SC_LEARN_DONE;
 }
 
