@@ -333,8 +333,23 @@ frozen_job() {
         --slow-rank 3 --slow-factor 2 --stop-at "$4" --stop-s "$5" --freeze
     sc_adopt "$1" $? "$6"
 }
-frozen_job sentinel-frozen 2 60 20 8 "a rank's process stopped 8 s"
-err="$SC_WORK/sentinel-frozen.err"
+frozen=sentinel-frozen
+frozen_job "$frozen" 2 60 20 8 "a rank's process stopped 8 s"
+err="$SC_WORK/$frozen.err"
+# Where rank 3 stops while no round is under way (seen once in about 50
+# CI runs: the fast ranks were a step behind it, waiting for its deposits,
+# which its engine thread had not yet announced), the coordinator's engine
+# thread is in no reduction: its watchdog is free, says so itself from
+# 2 s, and the sentinel rightly says nothing.  That run is shown and the
+# job gets one more attempt, which must take the sentinel's path.
+if ! grep -q "no word from world rank" "$err" &&
+    grep -q "^starcoll: comm 0 stalled: rank [0-2] has waited 2 s in MPI_Allreduce .*waiting for rank 3 no answer" "$err"; then
+    echo "    sentinel-frozen: rank 3 stopped while no round was under way; the watchdog said so at 2 s; one more attempt"
+    sc_show "$frozen"
+    frozen=sentinel-frozen-again
+    frozen_job "$frozen" 2 60 20 8 "a rank's process stopped 8 s (again)"
+    err="$SC_WORK/$frozen.err"
+fi
 first=$(grep -n "^starcoll: comm 0: no word from world rank [0-2]'s engine thread for [2-4] s: it is in the reduction of round [0-9]* of tensor [1-4], .* In this process: comm 0's application thread in MPI_Allreduce for [0-9.]* s (tensor [1-4], call [0-9]*)" "$err" | head -n 1 | cut -d: -f1)
 back=$(grep -n "^starcoll: comm 0: world rank [0-2]'s engine thread is back after [0-9.]* s from the reduction of round" "$err" | head -n 1 | cut -d: -f1)
 back_s=$(sed -n "s/^starcoll: comm 0: world rank [0-2]'s engine thread is back after \([0-9.]*\) s .*/\1/p" "$err" | head -n 1)
@@ -344,7 +359,7 @@ if [ -n "$first" ] && [ -n "$back" ] && [ "$first" -lt "$back" ] && [ "$said" -g
     ok "a rank's process stopped 8 s: the coordinator's sentinel said so while it lasted ($said lines, from 2 s), and the engine thread was back after $back_s s"
 else
     fail "a rank's process stopped 8 s: sentinel lines ${said:-0} (first at line ${first:-none} of stderr), back ${back_s:-never} (line ${back:-none})"
-    sc_show sentinel-frozen
+    sc_show "$frozen"
 fi
 
 # STARCOLL_STALL=0 turns the sentinel off with the watchdog: no line.
