@@ -45,7 +45,12 @@ typedef struct sc_comm {
  * the same shapes comes back (identity.h: its slots may start elsewhere). */
 typedef struct sc_carry {
     int nslots;
+    long gen;                   /* relearns before it was dropped: the same on every rank */
+    long lineage;               /* the pattern's (sc_identity_lineage) */
+    int rot;
     uint64_t *shapes;           /* the old pattern's slot shapes */
+    uint64_t *where;            /* per old slot, this rank's buffer hint at its last call (0 unknown) */
+    int kept;                   /* this rank kept a buffer per tensor then: where names the tensor */
     void **buf;                 /* per old slot, NULL: nothing owed */
     size_t *bytes;
     int *to;                    /* per old slot: the slot of the current pattern, -1 not mapped */
@@ -55,10 +60,18 @@ typedef struct sc_carry {
 /* Stop cs's engine (collective over cs->comm), folding its figures into
  * the report row; keep_leftovers: results not yet returned become carries. */
 void sc_comm_stop_engine(sc_comm *cs, int keep_leftovers);
-/* A new pattern was agreed: map the carries onto its slots. */
-void sc_comm_map_carries(sc_comm *cs);
+/* Dropped patterns whose carries a new pattern can still take. */
+#define SC_CARRY_GENS 32
+/* A new pattern was agreed and its engine started: map the carries onto
+ * its slots.  Collective over cs->agree_comm (polled: polled_coll.h). */
+int sc_comm_map_carries(sc_comm *cs, int polled);
 /* Add what is owed to slot `slot` of the current pattern into recvbuf. */
 void sc_comm_pay_carry(sc_comm *cs, int slot, void *recvbuf, long count, int dkind);
+/* A call while a pattern is learned, in buffer `where` (sc_where_hash)
+ * with shape `shape`: add what is owed to the tensor this rank kept in
+ * that buffer, where it kept a buffer per tensor (sc_carry.kept).  Its
+ * next call, as a late result rides in the next step's rounds. */
+void sc_comm_pay_carry_kept(sc_comm *cs, uint64_t where, uint64_t shape, void *recvbuf, long count, int dkind);
 /* 1 when something is owed to slot `slot` */
 int sc_comm_owes_carry(const sc_comm *cs, int slot);
 /* Results still owed, counted into each communicator's report row. */

@@ -33,7 +33,7 @@ struct sc_identity {
     int *slot_dkind;
     int trusted;
     char why[400];
-    char how[200];             /* how the step's length was found, for STARCOLL_VERBOSE */
+    char how[400];             /* how the step's length was found, for STARCOLL_VERBOSE */
     long pos;
     int miss_streak;
     long relearns;
@@ -48,6 +48,26 @@ struct sc_identity {
     int steady;                /* while learning: this rank's buffers were its own and steady once */
     int watch;                 /* after learning: this rank's buffers were its own, the same every unit */
     uint64_t *slot_where;      /* ... each slot's buffer then */
+    uint64_t *slot_now;        /* each slot's buffer at its latest call (its learned one before), 0 unknown */
+    int kept;                  /* this rank's buffers are its own per slot, the same at every call since learning */
+    /* Which pattern this is: the relearn count when it was learned (a
+     * resumed one keeps it), and its slot j is slot (j + rot) mod n of the
+     * pattern as learned then.  The same on every rank. */
+    long lineage;
+    int rot;
+    /* The trusted pattern dropped last, resumed where it left off when a
+     * whole step of calls continues it (sc_identity_decide): a model
+     * trained in turn with another (a GAN's critic) comes back to its
+     * own step, and late results owed to it are paid by position. */
+    int cache_n;               /* 0: none */
+    uint64_t *cache_shape, *cache_where;
+    long *cache_count;
+    int *cache_dkind;
+    int cache_next;            /* the slot it expected next */
+    int cache_rot, cache_kept;
+    long cache_lineage;
+    char cache_how[300];
+    long cache_match;          /* eligible calls since that continue it, in a row */
     uint64_t *slot_away;       /* the buffer it is away in, 0 while it is in its own */
     uint64_t *slot_last_away;  /* the buffer of its last time away, 0 none */
     long turns_since;
@@ -55,7 +75,7 @@ struct sc_identity {
     /* the unit and length the step would have had when only the wait for
      * turns held it: the wait delays the step, never lengthens it */
     long ready_L, ready_M;
-    char ready_how[200];
+    char ready_how[400];
 };
 
 static uint64_t mix64(uint64_t x)
@@ -95,7 +115,7 @@ static void forget_history(sc_identity *id)
     id->nmarkers = 0;
     id->since_marker = 0;
     id->seen_marker = id->shifted = 0;
-    id->turned = id->steady = id->watch = 0;
+    id->turned = id->steady = id->watch = id->kept = 0;
     id->turns_since = 0;
     id->turn_slot = -1;
     id->ready_L = id->ready_M = 0;
@@ -118,9 +138,15 @@ sc_identity *sc_identity_new(void)
     id->slot_where = malloc(sizeof(uint64_t) * SC_SLOTS_MAX);
     id->slot_away = malloc(sizeof(uint64_t) * SC_SLOTS_MAX);
     id->slot_last_away = malloc(sizeof(uint64_t) * SC_SLOTS_MAX);
+    id->slot_now = malloc(sizeof(uint64_t) * SC_SLOTS_MAX);
+    id->cache_shape = malloc(sizeof(uint64_t) * SC_SLOTS_MAX);
+    id->cache_where = malloc(sizeof(uint64_t) * SC_SLOTS_MAX);
+    id->cache_count = malloc(sizeof(long) * SC_SLOTS_MAX);
+    id->cache_dkind = malloc(sizeof(int) * SC_SLOTS_MAX);
     if (!id->hist || !id->recent || !id->run_shape || !id->run_where || !id->next_shape || !id->next_where ||
         !id->slot_shape || !id->slot_count || !id->slot_dkind || !id->scratch || !id->slot_where || !id->slot_away ||
-        !id->slot_last_away) {
+        !id->slot_last_away || !id->slot_now || !id->cache_shape || !id->cache_where || !id->cache_count ||
+        !id->cache_dkind) {
         sc_identity_free(id);
         return NULL;
     }
@@ -144,6 +170,11 @@ void sc_identity_free(sc_identity *id)
     free(id->slot_where);
     free(id->slot_away);
     free(id->slot_last_away);
+    free(id->slot_now);
+    free(id->cache_shape);
+    free(id->cache_where);
+    free(id->cache_count);
+    free(id->cache_dkind);
     free(id);
 }
 
@@ -477,8 +508,11 @@ static void adopt(sc_identity *id, int L, long M, int turned)
     int by_shape = told_apart_by_shape(id, id->nhist, L);
     int nslots = 0, nonslot = 0, too_many = 0;
     if (unit > SC_STEP_MAX) unit = L;   /* the hints disagree: the pattern stays exact (below) */
+    /* the last step's own calls where they are remembered (decide: they
+     * repeat one step back), else the unit's, M times */
+    int whole = id->nhist >= unit && unit <= SC_HIST_CAP;
     for (long j = 0; j < unit; j++) {
-        const sc_call_key *c = at(id, id->nhist - L + (j % L));
+        const sc_call_key *c = whole ? at(id, id->nhist - unit + j) : at(id, id->nhist - L + (j % L));
         if (!c->eligible) {
             nonslot++;
             continue;
@@ -491,6 +525,7 @@ static void adopt(sc_identity *id, int L, long M, int turned)
         id->slot_count[nslots] = c->count;
         id->slot_dkind[nslots] = c->dkind;
         id->slot_where[nslots] = c->where;
+        id->slot_now[nslots] = whole ? c->where : 0;
         id->slot_away[nslots] = id->slot_last_away[nslots] = 0;
         nslots++;
     }
@@ -530,6 +565,10 @@ static void adopt(sc_identity *id, int L, long M, int turned)
     id->since_marker = 0;
     id->seen_marker = id->shifted = 0;
     id->watch = id->trusted && M == 1 && own_and_steady(id, id->nhist, L);
+    id->kept = whole && 2 * unit <= SC_HIST_CAP && unit_steady_at(id, id->nhist, (int)unit);
+    id->lineage = id->relearns;
+    id->rot = 0;
+    id->cache_n = 0;
     id->turns_since = 0;
     id->turn_slot = -1;
 }
@@ -554,6 +593,48 @@ static void watch_buffer(sc_identity *id, int s, uint64_t where)
     }
 }
 
+#define RESUMED "resumed where it left off, a step of calls since continuing it; learned as "
+
+/* The cached pattern again, from the slot it expected next (that slot
+ * first): a whole step of calls since continued it. */
+static void resume(sc_identity *id)
+{
+    int n = id->cache_n, first = id->cache_next;
+    for (int j = 0; j < n; j++) {
+        int o = (first + j) % n;
+        id->slot_shape[j] = id->cache_shape[o];
+        id->slot_count[j] = id->cache_count[o];
+        id->slot_dkind[j] = id->cache_dkind[o];
+        id->slot_now[j] = id->slot_where[j] = id->cache_where[o];
+        id->slot_away[j] = id->slot_last_away[j] = 0;
+    }
+    id->learned = id->trusted = 1;
+    id->nslots = n;
+    id->why[0] = '\0';
+    snprintf(id->how, sizeof id->how, "%s%s", RESUMED, id->cache_how);
+    id->pos = 0;
+    id->miss_streak = 0;
+    id->marker_dependent = id->nmarkers = 0;
+    id->watch = 0;
+    id->kept = id->cache_kept;   /* until a call's buffer differs from its last one */
+    id->lineage = id->cache_lineage;
+    id->rot = (id->cache_rot + first) % n;
+    id->cache_n = 0;
+}
+
+/* Learning: does the committed call (eligible, its shape agreed)
+ * continue the cached pattern?  Deterministic in the shapes: every rank
+ * answers the same. */
+static int continues_cache(sc_identity *id)
+{
+    const sc_call_key *c = at(id, id->nhist - 1);
+    if (!id->cache_n || !c->eligible) return 0;
+    int n = id->cache_n;
+    if (c->shape == id->cache_shape[(id->cache_next + id->cache_match) % n]) id->cache_match++;
+    else id->cache_match = c->shape == id->cache_shape[id->cache_next];
+    return id->cache_match >= n;
+}
+
 sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_LEN])
 {
     if (!id->voting) return SC_LEARN_GO_ON;
@@ -563,6 +644,10 @@ sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_L
     }
     long L = agreed[SC_VOTE_UNIT];
     commit_call(id);
+    if (continues_cache(id)) {
+        resume(id);
+        return SC_LEARN_DONE;
+    }
     if (L <= 0 || L != -agreed[SC_VOTE_NUNIT] || agreed[SC_VOTE_WAIT]) return SC_LEARN_GO_ON;
     /* A unit with a per-step call that is no gradient (a loss, a metric)
      * is no run of layers inside a step: no further evidence needed. */
@@ -617,6 +702,12 @@ sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_L
         M = id->ready_M;
         snprintf(id->how, sizeof id->how, "%s", id->ready_how);
     }
+    /* A step of M units is the last M * L calls, which must repeat one
+     * step back: gaps every M units say where steps start, not that the
+     * units between are equal (ResNet-50's blocks: a unit of one block,
+     * gaps at every step of 81 calls, and the step is not nine blocks).
+     * Buffers that repeat so (a hint) have shown it already. */
+    if (M > 1 && M * L <= SC_STEP_MAX && id->run_shape[M * L] < M * L) return SC_LEARN_GO_ON;
     adopt(id, (int)L, M, agreed[SC_VOTE_NOT_TURNED] == 0);
     return SC_LEARN_DONE;
 }
@@ -642,6 +733,8 @@ sc_id_kind sc_identity_next(sc_identity *id, const sc_call_key *k, int *slot)
     *slot = s;
     if (id->shifted || id->slot_shape[s] != k->shape) return SC_ID_OFF;
     if (id->watch) watch_buffer(id, s, k->where);
+    if (k->where != id->slot_now[s]) id->kept = 0;
+    id->slot_now[s] = k->where;
     id->pos++;
     id->miss_streak = 0;
     id->since_marker++;
@@ -656,6 +749,23 @@ sc_off_verdict sc_identity_settle(sc_identity *id, sc_off_verdict v)
 
 void sc_identity_relearn(sc_identity *id)
 {
+    /* a trusted pattern of gradients is kept to resume (not one told
+     * apart by a per-step call: its markers are not kept) */
+    if (id->learned && id->trusted && !id->marker_dependent && id->nslots > 0) {
+        int n = id->nslots;
+        memcpy(id->cache_shape, id->slot_shape, sizeof(uint64_t) * (size_t)n);
+        memcpy(id->cache_where, id->slot_now, sizeof(uint64_t) * (size_t)n);
+        memcpy(id->cache_count, id->slot_count, sizeof(long) * (size_t)n);
+        memcpy(id->cache_dkind, id->slot_dkind, sizeof(int) * (size_t)n);
+        id->cache_n = n;
+        id->cache_next = (int)(id->pos % n);
+        id->cache_rot = id->rot;
+        id->cache_kept = id->kept;
+        id->cache_lineage = id->lineage;
+        const char *how = strncmp(id->how, RESUMED, strlen(RESUMED)) ? id->how : id->how + strlen(RESUMED);
+        snprintf(id->cache_how, sizeof id->cache_how, "%.*s", (int)sizeof id->cache_how - 1, how);
+        id->cache_match = 0;
+    }
     forget_history(id);
     id->relearns++;
 }
@@ -666,6 +776,13 @@ int sc_identity_slots(const sc_identity *id) { return id->nslots; }
 long sc_identity_slot_count(const sc_identity *id, int slot) { return id->slot_count[slot]; }
 int sc_identity_slot_dkind(const sc_identity *id, int slot) { return id->slot_dkind[slot]; }
 uint64_t sc_identity_slot_shape(const sc_identity *id, int slot) { return id->slot_shape[slot]; }
+uint64_t sc_identity_slot_buffer(const sc_identity *id, int slot) { return id->slot_now[slot]; }
+int sc_identity_buffers_kept(const sc_identity *id) { return id->learned && id->kept; }
+long sc_identity_lineage(const sc_identity *id, int *rot)
+{
+    *rot = id->rot;
+    return id->lineage;
+}
 long sc_identity_position(const sc_identity *id) { return id->pos; }
 long sc_identity_relearns(const sc_identity *id) { return id->relearns; }
 const char *sc_identity_why_exact(const sc_identity *id) { return id->learned ? id->why : "pattern not learned"; }

@@ -130,6 +130,18 @@ int sc_identity_slots(const sc_identity *id);        /* eligible calls per step 
 long sc_identity_slot_count(const sc_identity *id, int slot);
 int sc_identity_slot_dkind(const sc_identity *id, int slot);
 uint64_t sc_identity_slot_shape(const sc_identity *id, int slot);
+/* This rank's buffer hint (sc_where_hash) of slot's latest call, its
+ * learned one before any; 0 unknown.  On this rank only: it tells which
+ * tensor a slot is across patterns where buffers are kept per tensor. */
+uint64_t sc_identity_slot_buffer(const sc_identity *id, int slot);
+/* This rank kept a buffer of its own per slot, the same from two steps
+ * before the pattern was agreed to its latest call: a buffer is a tensor. */
+int sc_identity_buffers_kept(const sc_identity *id);
+/* Which pattern this is, the same on every rank: the relearn count when it
+ * was learned (a pattern resumed where it left off keeps it), and in *rot
+ * how far its slots turned since (its slot j is slot (j + rot) mod n of
+ * the pattern as learned). */
+long sc_identity_lineage(const sc_identity *id, int *rot);
 long sc_identity_position(const sc_identity *id);    /* on-pattern eligible calls since learning */
 long sc_identity_relearns(const sc_identity *id);
 /* Why an agreed pattern is not told apart, "" when it is. */

@@ -410,14 +410,16 @@ static void adopt_pattern(sc_comm *cs)
         runq1 >= cs->learn_runq0)
         given = (cpu1 - cs->learn_cpu0) / (cpu1 - cs->learn_cpu0 + runq1 - cs->learn_runq0);
     sc_comm_set_engine(cs, sc_engine_start(cs->comm, cs->id, start, cs->label, learn_load, given));
+    /* the start is agreed: every rank maps, or none */
+    if (cs->engine && sc_comm_map_carries(cs, votes_polled()) != MPI_SUCCESS)
+        sc_say(SC_SAY_ERROR, 1, "starcoll: comm %s: the agreement on where a dropped step's results go failed; "
+               "they stay undelivered (the report counts them)", cs->label);
     away_end(away);
     if (!cs->engine) {
         cs->engine_failed = 1;
         snprintf(cs->why_exact, sizeof cs->why_exact, "the tolerant engine could not start");
         sc_say(SC_SAY_ENGINE, 0, "starcoll: could not start the tolerant engine; this communicator stays exact (sync)");
-        return;
     }
-    sc_comm_map_carries(cs);
 }
 
 /* A call while the pattern is learned: agreed on first, then exact. */
@@ -436,13 +438,14 @@ static int learning_call(sc_comm *cs, const sc_call_key *k, const sc_user_call *
                           "it does not count", cs->size - others, cs->size);
     cs->row->learning_calls += k->eligible;
     rc = blocking_allreduce(c->sendbuf, c->recvbuf, c->count, c->dt, c->op, cs->comm, 0);
+    if (rc == MPI_SUCCESS && cs->carry) sc_comm_pay_carry_kept(cs, k->where, k->shape, c->recvbuf, c->count, dk);
     if (out == SC_LEARN_DONE) adopt_pattern(cs);
     return rc;
 }
 
 /* A call on a pattern that stays exact: a plain collective on the user's
  * communicator, checked in lockstep (agree.h). */
-static int lockstep_on(sc_comm *cs, const sc_user_call *c, sc_dkind dk)
+static int lockstep_on(sc_comm *cs, const sc_call_key *k, const sc_user_call *c, sc_dkind dk)
 {
     sc_ls_outcome out;
     int other = -1;
@@ -450,6 +453,8 @@ static int lockstep_on(sc_comm *cs, const sc_user_call *c, sc_dkind dk)
     int rc = sc_lockstep_on(comm_reduce, cs, cs->agree_comm, c->sendbuf, c->recvbuf, c->count, c->dt, dk, &out, &other,
                             votes_polled());
     away_end(away);
+    if (rc == MPI_SUCCESS && out == SC_LS_DONE && cs->carry)
+        sc_comm_pay_carry_kept(cs, k->where, k->shape, c->recvbuf, c->count, dk);
     if (rc != MPI_SUCCESS || out == SC_LS_DONE) return rc;
     /* another rank's call was not this one: every rank knows, and all
      * learn again (the calls may now be a call apart) */
@@ -519,7 +524,7 @@ static int tolerant_allreduce(sc_comm *cs, const sc_user_call *c, sc_dkind dk, s
         }
         if (kind == SC_ID_SLOT && !cs->engine) {
             cs->row->ambiguous_calls += 1;
-            return lockstep_on(cs, c, dk);
+            return lockstep_on(cs, &k, c, dk);
         }
         if (kind == SC_ID_SLOT) {
             long pos = sc_identity_position(cs->id) - 1;

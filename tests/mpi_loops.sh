@@ -187,6 +187,23 @@ if sc_preloading; then
         sc_show quorum-gan-late
     fi
 
+    # Two halves of ResNet-50 trained in turn (the first 3 steps, then the
+    # second once), 2x straggler, quorum: the first half's step is learned,
+    # dropped at the second's, and resumed where it left off once a step of
+    # calls continues it; what its rounds owed at each drop goes to the same
+    # tensors.  Before, the step was taken for nine copies of one block (a
+    # unit of 9 calls, gaps every 81), learned again at every turn, and 55 to
+    # 7000 results owed at the drops never came back: conservation and
+    # replicas failed with buffers kept per tensor and with fresh ones.
+    for l in own fresh; do
+        loops_job "quorum-halves-$l" quorum STARCOLL_VERBOSE=1 -- "$prog" --loop "$l" --model "$top_srcdir/benchmarks/models/resnet50.tensors" \
+            --scale 16 --alternate 3 --loss --slow-factor 2 --steps 80
+        n=$(grep -c "^starcoll: comm 0: learned a step of 80 eligible calls (resumed where it left off" \
+            "$SC_WORK/quorum-halves-$l.err")
+        if [ "${n:-0}" -ge 10 ]; then ok "quorum-halves-$l: the first half's step was resumed at $n of its turns"
+        else fail "quorum-halves-$l: the first half's step was resumed ${n:-0} times (10 or more expected)"; sc_show "quorum-halves-$l"; fi
+    done
+
     # One extra eligible call on rank 7 at step 20: refused with one line, no
     # hang.  "fused": the four tensors in fused rounds, the extra call in a
     # direct step on a fused member (it hung once: the group's call count).

@@ -594,6 +594,62 @@ static void test_stray_and_relearn(void)
     job_free(j);
 }
 
+/* One model trained in turn with another of other shapes (two halves of a
+ * network, a GAN's critic and generator): the first model's step, dropped
+ * at the second's after two of its calls, is resumed where it left off
+ * once a whole step of calls continues it, its slots turned to start
+ * there, and its lineage says it is the same pattern. */
+static void test_resumed_where_it_left_off(void)
+{
+    job *j = job_new(2);
+    long step[] = {1000, 2000, 3000, 4000};
+    CU_ASSERT_TRUE(learn(j, step, 4, same_style, 20) >= 0);
+    int rot = -1;
+    long lineage = sc_identity_lineage(j->id[0], &rot);
+    CU_ASSERT_EQUAL(rot, 0);
+    int slot;
+    for (int r = 0; r < 2; r++)
+        for (int t = 0; t < 2; t++) {
+            sc_call_key k = key(step[t], 1, 0);
+            CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &k, &slot), SC_ID_SLOT);
+        }
+    /* the other model: a whole step off, learned again */
+    for (int r = 0; r < 2; r++) {
+        sc_off_verdict v = SC_OFF_STRAY;
+        for (int i = 0; i < 10 && v == SC_OFF_STRAY; i++) {
+            sc_call_key y = key(50 + i, 1, 0);
+            CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &y, &slot), SC_ID_OFF);
+            v = sc_identity_settle(j->id[r], SC_OFF_STRAY);
+        }
+        CU_ASSERT_EQUAL(v, SC_OFF_RELEARN);
+        sc_identity_relearn(j->id[r]);
+    }
+    /* the first model again, from its third tensor: learning calls, until
+     * a whole step continues the dropped pattern */
+    long order[] = {3000, 4000, 1000, 2000};
+    int done_at = -1;
+    for (int t = 0; t < 4 && done_at < 0; t++) {
+        sc_call_key keys[NR];
+        for (int r = 0; r < 2; r++) {
+            keys[r] = key(order[t], 1, 0);
+            CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &keys[r], &slot), SC_ID_LEARNING);
+        }
+        if (agree(j, keys) == SC_LEARN_DONE) done_at = t;
+    }
+    CU_ASSERT_EQUAL(done_at, 3);
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    CU_ASSERT_PTR_NOT_NULL(strstr(sc_identity_how(j->id[0]), "resumed where it left off"));
+    CU_ASSERT_EQUAL(sc_identity_lineage(j->id[1], &rot), lineage);
+    CU_ASSERT_EQUAL(rot, 2);   /* its slot 0 is the pattern's slot 2 as learned */
+    for (int r = 0; r < 2; r++)
+        for (int t = 0; t < 4; t++) {
+            sc_call_key k = key(order[t], 1, 0);
+            CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &k, &slot), SC_ID_SLOT);
+            CU_ASSERT_EQUAL(slot, t);
+        }
+    job_free(j);
+}
+
 /* A code's first calls all small (under the threshold: a benchmark's
  * first sizes, a startup's metadata): the step learned holds no eligible
  * call.  The first eligible call is off it, with no slot to read, and
@@ -653,6 +709,7 @@ int main(void)
     CU_add_test(s, "a step of 1024 calls", test_thousand_tensors);
     CU_add_test(s, "ranks whose calls disagree", test_disagreement);
     CU_add_test(s, "stray call, rejected call, new pattern", test_stray_and_relearn);
+    CU_add_test(s, "a step dropped for another model's, resumed where it left off", test_resumed_where_it_left_off);
     CU_add_test(s, "no period: stays learning", test_never_periodic);
     CU_add_test(s, "a step of no eligible call, then an eligible one", test_step_of_no_eligible_call);
     return sc_cunit_run();
