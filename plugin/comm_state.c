@@ -1,9 +1,7 @@
 #include "comm_state.h"
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include "kernels.h"
-#include "polled_coll.h"
 #include "report.h"
 #include "stall_sentinel.h"
 
@@ -76,7 +74,6 @@ static sc_carry *new_carry(const sc_comm *cs)
         return NULL;
     }
     c->nslots = n;
-    c->gen = sc_identity_relearns(cs->id);
     c->lineage = sc_identity_lineage(cs->id, &c->rot);
     c->shapes = malloc(sizeof(uint64_t) * (size_t)n);
     c->where = malloc(sizeof(uint64_t) * (size_t)n);
@@ -126,68 +123,34 @@ void sc_comm_stop_engine(sc_comm *cs, int keep_leftovers)
 
 /* The shift under which carry c's slot s is the current pattern's slot
  * (s + shift) mod n: for a carry of this same pattern (resumed), the turn
- * of its slots since; else the one under which every shape matches; where
- * several do (a step of equal blocks, learned again from another block),
- * the one of them under which every slot's buffer on this rank is the
- * same too (buffers kept per tensor say which block is which).  -1: none,
- * or no one. */
+ * of its slots since; else the one shift under which every shape matches.
+ * -1: none, or several (a step of equal blocks learned again from another
+ * block; where buffers are kept per tensor, its results are paid at each
+ * tensor's next call while it is learned: sc_comm_pay_carry_kept).  From
+ * agreed patterns only: the same on every rank. */
 static long carry_shift(const sc_comm *cs, const sc_carry *c)
 {
     int n = sc_identity_slots(cs->id), rot;
     if (c->nslots != n) return -1;
     if (sc_identity_lineage(cs->id, &rot) == c->lineage) return ((c->rot - rot) % n + n) % n;
-    long by_shape = -1, by_buffer = -1;
-    int shapes = 0, buffers = 0;
-    for (int shift = 0; shift < n && buffers < 2; shift++) {
-        int shape_ok = 1, buffer_ok = 1;
-        for (int s = 0; s < n && shape_ok; s++) {
-            int t = (s + shift) % n;
-            shape_ok = sc_identity_slot_shape(cs->id, t) == c->shapes[s];
-            buffer_ok = buffer_ok && c->where[s] && sc_identity_slot_buffer(cs->id, t) == c->where[s];
-        }
-        if (!shape_ok) continue;
-        shapes++;
-        by_shape = shift;
-        if (buffer_ok) {
-            buffers++;
-            by_buffer = shift;
-        }
+    long found = -1;
+    for (int shift = 0; shift < n; shift++) {
+        int all = 1;
+        for (int s = 0; s < n && all; s++) all = sc_identity_slot_shape(cs->id, (s + shift) % n) == c->shapes[s];
+        if (!all) continue;
+        if (found >= 0) return -1;
+        found = shift;
     }
-    if (shapes == 1) return by_shape;
-    return buffers == 1 ? by_buffer : -1;
+    return found;
 }
 
-/* Each dropped pattern's carries (one per rank that holds any) are mapped
- * by one shift that every rank holding them found, or not at all: buffers
- * are seen on each rank alone, and a rank whose buffers do not tell the
- * blocks apart must not leave others adding into a block it would not.
- * The vote: per pattern dropped (of the last SC_CARRY_GENS), the largest
- * shift and the negated smallest of the ranks that hold its carries. */
-int sc_comm_map_carries(sc_comm *cs, int polled)
+void sc_comm_map_carries(sc_comm *cs)
 {
-    long now = sc_identity_relearns(cs->id);
-    if (now == 0) return MPI_SUCCESS;   /* no pattern dropped on any rank: relearns are agreed */
-    long vote[2 * SC_CARRY_GENS], agreed[2 * SC_CARRY_GENS];
-    for (int g = 0; g < SC_CARRY_GENS; g++) {
-        vote[g] = -2;                          /* holds none */
-        vote[SC_CARRY_GENS + g] = LONG_MIN;
-    }
-    for (sc_carry *c = cs->carry; c; c = c->next) {
-        long g = now - 1 - c->gen;
-        if (g < 0 || g >= SC_CARRY_GENS) continue;
-        long shift = carry_shift(cs, c);
-        vote[g] = shift;
-        vote[SC_CARRY_GENS + g] = -shift;
-    }
-    int rc = sc_polled_allreduce(vote, agreed, 2 * SC_CARRY_GENS, MPI_LONG, MPI_MAX, cs->agree_comm, polled);
-    if (rc != MPI_SUCCESS) return rc;
     int n = sc_identity_slots(cs->id);
     for (sc_carry *c = cs->carry; c; c = c->next) {
-        long g = now - 1 - c->gen;
-        if (g < 0 || g >= SC_CARRY_GENS || agreed[g] < 0 || agreed[g] != -agreed[SC_CARRY_GENS + g]) continue;
-        for (int s = 0; s < n; s++) c->to[s] = (int)((s + agreed[g]) % n);
+        long shift = carry_shift(cs, c);
+        for (int s = 0; shift >= 0 && s < n; s++) c->to[s] = (int)((s + shift) % n);
     }
-    return MPI_SUCCESS;
 }
 
 /* Frees the carries whose every result was paid. */

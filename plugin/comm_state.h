@@ -45,7 +45,6 @@ typedef struct sc_comm {
  * the same shapes comes back (identity.h: its slots may start elsewhere). */
 typedef struct sc_carry {
     int nslots;
-    long gen;                   /* relearns before it was dropped: the same on every rank */
     long lineage;               /* the pattern's (sc_identity_lineage) */
     int rot;
     uint64_t *shapes;           /* the old pattern's slot shapes */
@@ -60,11 +59,8 @@ typedef struct sc_carry {
 /* Stop cs's engine (collective over cs->comm), folding its figures into
  * the report row; keep_leftovers: results not yet returned become carries. */
 void sc_comm_stop_engine(sc_comm *cs, int keep_leftovers);
-/* Dropped patterns whose carries a new pattern can still take. */
-#define SC_CARRY_GENS 32
-/* A new pattern was agreed and its engine started: map the carries onto
- * its slots.  Collective over cs->agree_comm (polled: polled_coll.h). */
-int sc_comm_map_carries(sc_comm *cs, int polled);
+/* A new pattern was agreed: map the carries onto its slots. */
+void sc_comm_map_carries(sc_comm *cs);
 /* Add what is owed to slot `slot` of the current pattern into recvbuf. */
 void sc_comm_pay_carry(sc_comm *cs, int slot, void *recvbuf, long count, int dkind);
 /* A call while a pattern is learned, in buffer `where` (sc_where_hash)

@@ -410,16 +410,14 @@ static void adopt_pattern(sc_comm *cs)
         runq1 >= cs->learn_runq0)
         given = (cpu1 - cs->learn_cpu0) / (cpu1 - cs->learn_cpu0 + runq1 - cs->learn_runq0);
     sc_comm_set_engine(cs, sc_engine_start(cs->comm, cs->id, start, cs->label, learn_load, given));
-    /* the start is agreed: every rank maps, or none */
-    if (cs->engine && sc_comm_map_carries(cs, votes_polled()) != MPI_SUCCESS)
-        sc_say(SC_SAY_ERROR, 1, "starcoll: comm %s: the agreement on where a dropped step's results go failed; "
-               "they stay undelivered (the report counts them)", cs->label);
     away_end(away);
     if (!cs->engine) {
         cs->engine_failed = 1;
         snprintf(cs->why_exact, sizeof cs->why_exact, "the tolerant engine could not start");
         sc_say(SC_SAY_ENGINE, 0, "starcoll: could not start the tolerant engine; this communicator stays exact (sync)");
+        return;
     }
+    sc_comm_map_carries(cs);
 }
 
 /* A call while the pattern is learned: agreed on first, then exact. */
