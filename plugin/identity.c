@@ -65,9 +65,9 @@ struct sc_identity {
     int *cache_dkind;
     int cache_next;            /* the slot it expected next */
     int cache_rot, cache_kept;
-    long cache_lineage;
+    long cache_lineage, cache_need;
     char cache_how[300];
-    long cache_match;          /* eligible calls since that continue it, in a row */
+    long cache_match;          /* eligible calls since that continue it, in a row; cache_need resume it */
     uint64_t *slot_away;       /* the buffer it is away in, 0 while it is in its own */
     uint64_t *slot_last_away;  /* the buffer of its last time away, 0 none */
     long turns_since;
@@ -595,11 +595,11 @@ static void watch_buffer(sc_identity *id, int s, uint64_t where)
 
 #define RESUMED "resumed where it left off, a step of calls since continuing it; learned as "
 
-/* The cached pattern again, from the slot it expected next (that slot
- * first): a whole step of calls since continued it. */
+/* The cached pattern again, from the slot the calls that continued it
+ * reached (that slot first). */
 static void resume(sc_identity *id)
 {
-    int n = id->cache_n, first = id->cache_next;
+    int n = id->cache_n, first = (int)((id->cache_next + id->cache_match) % n);
     for (int j = 0; j < n; j++) {
         int o = (first + j) % n;
         id->slot_shape[j] = id->cache_shape[o];
@@ -622,9 +622,12 @@ static void resume(sc_identity *id)
     id->cache_n = 0;
 }
 
-/* Learning: does the committed call (eligible, its shape agreed)
- * continue the cached pattern?  Deterministic in the shapes: every rank
- * answers the same. */
+/* Learning: has the cached pattern been continued by the calls since, in
+ * a row, for a whole step and SC_RESUME_EXTRA calls more?  Not a step
+ * only: a unit learned by mistake (a run of equal blocks inside a longer
+ * step, taken for the step on one rank's timing, as seen under
+ * AddressSanitizer) would come back at every run of its blocks.
+ * Deterministic in the shapes: every rank answers the same. */
 static int continues_cache(sc_identity *id)
 {
     const sc_call_key *c = at(id, id->nhist - 1);
@@ -632,7 +635,7 @@ static int continues_cache(sc_identity *id)
     int n = id->cache_n;
     if (c->shape == id->cache_shape[(id->cache_next + id->cache_match) % n]) id->cache_match++;
     else id->cache_match = c->shape == id->cache_shape[id->cache_next];
-    return id->cache_match >= n;
+    return id->cache_match >= id->cache_need;
 }
 
 sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_LEN])
@@ -762,6 +765,7 @@ void sc_identity_relearn(sc_identity *id)
         id->cache_rot = id->rot;
         id->cache_kept = id->kept;
         id->cache_lineage = id->lineage;
+        id->cache_need = (long)n + SC_RESUME_EXTRA;
         const char *how = strncmp(id->how, RESUMED, strlen(RESUMED)) ? id->how : id->how + strlen(RESUMED);
         snprintf(id->cache_how, sizeof id->cache_how, "%.*s", (int)sizeof id->cache_how - 1, how);
         id->cache_match = 0;

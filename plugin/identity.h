@@ -57,6 +57,10 @@
  * show, twice, as one place's buffer going elsewhere and coming back: for
  * K up to (SC_TURN_UNITS - 3) / 2. */
 #define SC_TURN_UNITS 18
+/* A dropped step is resumed where it left off once the calls since have
+ * continued it for a whole step and this many calls more (sc_identity_decide):
+ * longer than ResNet-50's longest run of equal blocks (5 of 9 calls). */
+#define SC_RESUME_EXTRA 64
 
 typedef struct sc_call_key {
     uint64_t shape;            /* count, datatype, op, eligibility: equal on every rank */

@@ -597,8 +597,9 @@ static void test_stray_and_relearn(void)
 /* One model trained in turn with another of other shapes (two halves of a
  * network, a GAN's critic and generator): the first model's step, dropped
  * at the second's after two of its calls, is resumed where it left off
- * once a whole step of calls continues it, its slots turned to start
- * there, and its lineage says it is the same pattern. */
+ * once calls continue it (a whole step, and as many calls as its learning
+ * took), its slots turned to start where they reached, and its lineage
+ * says it is the same pattern. */
 static void test_resumed_where_it_left_off(void)
 {
     job *j = job_new(2);
@@ -625,25 +626,26 @@ static void test_resumed_where_it_left_off(void)
         sc_identity_relearn(j->id[r]);
     }
     /* the first model again, from its third tensor: learning calls, until
-     * a whole step continues the dropped pattern */
+     * they continued the dropped pattern for a whole step and for as many
+     * calls as its learning took */
     long order[] = {3000, 4000, 1000, 2000};
     int done_at = -1;
-    for (int t = 0; t < 4 && done_at < 0; t++) {
+    for (int t = 0; t < 200 && done_at < 0; t++) {
         sc_call_key keys[NR];
         for (int r = 0; r < 2; r++) {
-            keys[r] = key(order[t], 1, 0);
+            keys[r] = key(order[t % 4], 1, 0);
             CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &keys[r], &slot), SC_ID_LEARNING);
         }
         if (agree(j, keys) == SC_LEARN_DONE) done_at = t;
     }
-    CU_ASSERT_EQUAL(done_at, 3);
+    CU_ASSERT_TRUE(done_at >= 3);
     CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
     CU_ASSERT_PTR_NOT_NULL(strstr(sc_identity_how(j->id[0]), "resumed where it left off"));
     CU_ASSERT_EQUAL(sc_identity_lineage(j->id[1], &rot), lineage);
-    CU_ASSERT_EQUAL(rot, 2);   /* its slot 0 is the pattern's slot 2 as learned */
+    CU_ASSERT_EQUAL(rot, (done_at + 3) % 4);   /* its slot 0 is the pattern's slot rot as learned */
     for (int r = 0; r < 2; r++)
         for (int t = 0; t < 4; t++) {
-            sc_call_key k = key(order[t], 1, 0);
+            sc_call_key k = key(order[(done_at + 1 + t) % 4], 1, 0);
             CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &k, &slot), SC_ID_SLOT);
             CU_ASSERT_EQUAL(slot, t);
         }
