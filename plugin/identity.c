@@ -55,10 +55,11 @@ struct sc_identity {
      * pattern as learned then.  The same on every rank. */
     long lineage;
     int rot;
-    /* The trusted pattern dropped last, resumed where it left off when a
-     * whole step of calls continues it (sc_identity_decide): a model
-     * trained in turn with another (a GAN's critic) comes back to its
-     * own step, and late results owed to it are paid by position. */
+    /* The trusted pattern dropped last, resumed where it left off when the
+     * calls since continue it for a step and SC_RESUME_EXTRA calls more
+     * (continues_cache): a model trained in turn with another (a GAN's
+     * critic) comes back to its own step, and the late results owed to it
+     * are paid by position. */
     int cache_n;               /* 0: none */
     uint64_t *cache_shape, *cache_where;
     long *cache_count;
@@ -593,7 +594,7 @@ static void watch_buffer(sc_identity *id, int s, uint64_t where)
     }
 }
 
-#define RESUMED "resumed where it left off, a step of calls since continuing it; learned as "
+#define RESUMED "resumed where it left off, the calls since continuing it for a step and more; learned as "
 
 /* The cached pattern again, from the slot the calls that continued it
  * reached (that slot first). */
