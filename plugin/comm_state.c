@@ -169,15 +169,21 @@ static void drop_paid_carries(sc_comm *cs)
     }
 }
 
+/* Adds carry c's result for its old slot s into recvbuf; it is paid. */
+static void pay_slot(sc_carry *c, int s, void *recvbuf, long count, int dkind)
+{
+    sc_sum_into(recvbuf, c->buf[s], (size_t)count, (sc_dkind)dkind);
+    free(c->buf[s]);
+    c->buf[s] = NULL;
+}
+
 void sc_comm_pay_carry(sc_comm *cs, int slot, void *recvbuf, long count, int dkind)
 {
     int paid = 0;
     for (sc_carry *c = cs->carry; c; c = c->next)
         for (int s = 0; s < c->nslots; s++)
             if (c->buf[s] && c->to[s] == slot) {
-                sc_sum_into(recvbuf, c->buf[s], (size_t)count, (sc_dkind)dkind);
-                free(c->buf[s]);
-                c->buf[s] = NULL;
+                pay_slot(c, s, recvbuf, count, dkind);
                 paid = 1;
             }
     if (paid) drop_paid_carries(cs);
@@ -189,9 +195,7 @@ void sc_comm_pay_carry_kept(sc_comm *cs, uint64_t where, uint64_t shape, void *r
     for (sc_carry *c = cs->carry; c && where; c = c->next)
         for (int s = 0; c->kept && s < c->nslots; s++)
             if (c->buf[s] && c->where[s] == where && c->shapes[s] == shape) {
-                sc_sum_into(recvbuf, c->buf[s], (size_t)count, (sc_dkind)dkind);
-                free(c->buf[s]);
-                c->buf[s] = NULL;
+                pay_slot(c, s, recvbuf, count, dkind);
                 paid = 1;
             }
     if (paid) drop_paid_carries(cs);

@@ -189,8 +189,9 @@ if sc_preloading; then
 
     # Two halves of ResNet-50 trained in turn (the first 3 steps, then the
     # second once), 2x straggler, quorum: the first half's step is learned,
-    # dropped at the second's, and resumed where it left off once a step of
-    # calls continues it; what its rounds owed at each drop goes to the same
+    # dropped at the second's, and resumed where it left off once the calls
+    # continue it for a step and 64 calls more; what its rounds owed at each
+    # drop goes to the same
     # tensors.  Before, the step was taken for nine copies of one block (a
     # unit of 9 calls, gaps every 81), learned again at every turn, and 55 to
     # 7000 results owed at the drops never came back: conservation and

@@ -597,8 +597,8 @@ static void test_stray_and_relearn(void)
 /* One model trained in turn with another of other shapes (two halves of a
  * network, a GAN's critic and generator): the first model's step, dropped
  * at the second's after two of its calls, is resumed where it left off
- * once calls continue it (a whole step, and as many calls as its learning
- * took), its slots turned to start where they reached, and its lineage
+ * once calls continue it (a whole step and SC_RESUME_EXTRA calls more),
+ * its slots turned to start where they reached, and its lineage
  * says it is the same pattern. */
 static void test_resumed_where_it_left_off(void)
 {
@@ -626,8 +626,8 @@ static void test_resumed_where_it_left_off(void)
         sc_identity_relearn(j->id[r]);
     }
     /* the first model again, from its third tensor: learning calls, until
-     * they continued the dropped pattern for a whole step and for as many
-     * calls as its learning took */
+     * they continued the dropped pattern for a whole step and
+     * SC_RESUME_EXTRA calls more */
     long order[] = {3000, 4000, 1000, 2000};
     int done_at = -1;
     for (int t = 0; t < 200 && done_at < 0; t++) {
