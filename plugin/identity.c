@@ -66,9 +66,9 @@ struct sc_identity {
     int *cache_dkind;
     int cache_next;            /* the slot it expected next */
     int cache_rot, cache_kept;
-    long cache_lineage, cache_need;
+    long cache_lineage;
     char cache_how[300];
-    long cache_match;          /* eligible calls since that continue it, in a row; cache_need resume it */
+    long cache_match;          /* eligible calls since that continue it, in a row */
     uint64_t *slot_away;       /* the buffer it is away in, 0 while it is in its own */
     uint64_t *slot_last_away;  /* the buffer of its last time away, 0 none */
     long turns_since;
@@ -636,7 +636,7 @@ static int continues_cache(sc_identity *id)
     int n = id->cache_n;
     if (c->shape == id->cache_shape[(id->cache_next + id->cache_match) % n]) id->cache_match++;
     else id->cache_match = c->shape == id->cache_shape[id->cache_next];
-    return id->cache_match >= id->cache_need;
+    return id->cache_match >= (long)n + SC_RESUME_EXTRA;
 }
 
 sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_LEN])
@@ -766,7 +766,6 @@ void sc_identity_relearn(sc_identity *id)
         id->cache_rot = id->rot;
         id->cache_kept = id->kept;
         id->cache_lineage = id->lineage;
-        id->cache_need = (long)n + SC_RESUME_EXTRA;
         const char *how = strncmp(id->how, RESUMED, strlen(RESUMED)) ? id->how : id->how + strlen(RESUMED);
         snprintf(id->cache_how, sizeof id->cache_how, "%.*s", (int)sizeof id->cache_how - 1, how);
         id->cache_match = 0;
