@@ -196,7 +196,10 @@ if sc_preloading; then
     # unit of 9 calls, gaps every 81), learned again at every turn, and 55 to
     # 7000 results owed at the drops never came back: conservation and
     # replicas failed with buffers kept per tensor and with fresh ones.
-    for l in own fresh; do
+    # "staging": every tensor through one buffer, as Horovod's fusion
+    # buffer or a flat gradient copy does; only shapes and gaps show where
+    # the halves' steps are.
+    for l in own fresh staging; do
         loops_job "quorum-halves-$l" quorum STARCOLL_VERBOSE=1 -- "$prog" --loop "$l" --model "$top_srcdir/benchmarks/models/resnet50.tensors" \
             --scale 16 --alternate 3 --loss --slow-factor 2 --steps 80
         n=$(grep -c "^starcoll: comm 0: learned a step of 80 eligible calls (resumed where it left off" \
