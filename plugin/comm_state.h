@@ -24,6 +24,7 @@ typedef struct sc_comm {
     size_t lockstep_bytes;
     sc_engine *engine;
     int engine_failed;
+    int named_exact;            /* named in STARCOLL_EXACT_COMMS: no identity, no rounds */
     double last_exit;           /* when the last eligible call returned (compute time in between) */
     double last_any_exit;       /* when the last MPI_Allreduce on it returned */
     double learn_compute_s;     /* compute time between the calls that learned the pattern: places the coordinator */

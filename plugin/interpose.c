@@ -300,7 +300,7 @@ static int identity_applies(const sc_comm *cs)
 static int ensure_identity(sc_comm *cs)
 {
     if (cs->id) return 1;
-    if (cs->engine_failed) return 0;
+    if (cs->engine_failed || cs->named_exact) return 0;
     sc_identity *id = sc_identity_new();
     MPI_Comm dup = MPI_COMM_NULL;
     int away = away_begin();
@@ -315,9 +315,19 @@ static int ensure_identity(sc_comm *cs)
         sc_report_label(agreed[1], (int)cs->row->leader, cs->label, sizeof cs->label);
         if (cs->row != &sc_rt.rows[SC_REPORT_ROWS - 1]) cs->row->label_ord = agreed[1];   /* not the lumped row */
     }
-    if (!all) {
+    /* Named exact by the number the report gives it, which the agreement
+     * just made the same on all its ranks: all decide alike. */
+    int named = all && agreed[1] >= 0 && (sc_rt.policy.exact_comms >> agreed[1] & 1u);
+    if (!all || named) {
         if (dup != MPI_COMM_NULL) PMPI_Comm_free(&dup);
         sc_identity_free(id);
+    }
+    if (named) {
+        cs->named_exact = 1;
+        snprintf(sc_rt.row_why[cs->row - sc_rt.rows], sizeof sc_rt.row_why[0], "named in STARCOLL_EXACT_COMMS");
+        return 0;
+    }
+    if (!all) {
         cs->engine_failed = 1;
         snprintf(sc_rt.row_why[cs->row - sc_rt.rows], sizeof sc_rt.row_why[0], "its call identity could not be set up");
         sc_say(SC_SAY_ENGINE, 0, "starcoll: cannot set up call identity on a communicator; its calls stay exact (sync)");

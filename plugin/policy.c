@@ -217,6 +217,30 @@ static int parse_exact(const char *v, sc_exact_list *out)
     return -1;
 }
 
+/* STARCOLL_EXACT_COMMS: "N,N,...", the report's communicator numbers
+ * (0 to SC_COMM_NUMBERS - 1), or "none" / "" for none.  0, or -1 on
+ * anything else (the set is then left empty). */
+static int parse_exact_comms(const char *v, unsigned *out)
+{
+    *out = 0;
+    const char *p = skip_space(v);
+    if (only_space(p) || !strcmp(p, "none")) return 0;
+    for (;;) {
+        if (!isdigit((unsigned char)*p)) break;
+        char *end;
+        errno = 0;
+        long c = strtol(p, &end, 10);
+        if (errno || c < 0 || c >= SC_COMM_NUMBERS) break;
+        *out |= 1u << c;
+        end = (char *)skip_space(end);
+        if (!*end) return 0;
+        if (*end != ',') break;
+        p = skip_space(end + 1);
+    }
+    *out = 0;
+    return -1;
+}
+
 int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
 {
     int bad = 0;
@@ -251,6 +275,12 @@ int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
         BAD("STARCOLL_EXACT", v,
             "element counts of calls to keep exact, each optionally :float or :double, comma-separated, at most 16 "
             "(e.g. 100,441:float)", "sync (every call exact)");
+    }
+    if ((v = get("STARCOLL_EXACT_COMMS")) && parse_exact_comms(v, &p->exact_comms) != 0) {
+        p->mode = SC_MODE_SYNC;   /* as STARCOLL_EXACT: which communicators are meant is unknown */
+        BAD("STARCOLL_EXACT_COMMS", v,
+            "communicator numbers as the report writes them, 0 to 15 (15: the 16th and later), comma-separated "
+            "(e.g. 1 or 1,3)", "sync (every call exact)");
     }
     if ((v = get("STARCOLL_FUSE_BYTES")) && sc_parse_size(v, &p->fuse_bytes) != 0) {
         p->fuse_bytes = SC_FUSE_BYTES_DEFAULT;
@@ -356,7 +386,8 @@ uint64_t sc_policy_hash(const sc_policy *p)
 {
     uint64_t h = SC_HASH_SEED;
     long long ints[] = {p->mode, p->selector, (long long)p->min_bytes, p->staleness, p->scale_fresh,
-                        p->group_size, p->epoch, p->inject.enabled, (long long)p->fuse_bytes, p->cuda_off, p->coll_wait};
+                        p->group_size, p->epoch, p->inject.enabled, (long long)p->fuse_bytes, p->cuda_off, p->coll_wait,
+                        p->exact_comms};
     h = sc_hash_bytes(h, ints, sizeof ints);
     h = sc_hash_bytes(h, &p->quorum, sizeof p->quorum);
     h = sc_hash_bytes(h, &p->fuse_share, sizeof p->fuse_share);
@@ -392,6 +423,11 @@ void sc_policy_describe(const sc_policy *p, char *buf, size_t len)
     for (int i = 0; i < p->exact.n && strlen(buf) + 32 < len; i++)
         snprintf(buf + strlen(buf), len - strlen(buf), "%s%ld%s", i ? "," : " exact=", p->exact.count[i],
                  p->exact.dkind[i] == SC_DK_FLOAT ? ":float" : p->exact.dkind[i] == SC_DK_DOUBLE ? ":double" : "");
+    for (int c = 0, first = 1; c < SC_COMM_NUMBERS && strlen(buf) + 24 < len; c++)
+        if (p->exact_comms >> c & 1u) {
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s%d", first ? " exact_comms=" : ",", c);
+            first = 0;
+        }
     if (p->schedule[0] && strlen(buf) + 16 < len) strcat(buf, " schedule=fixed");
     if (p->cuda_off && strlen(buf) + 16 < len) strcat(buf, " cuda=off");
     if (p->coll_wait == SC_WAIT_POLLED && strlen(buf) + 24 < len) strcat(buf, " coll_wait=polled");

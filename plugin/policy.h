@@ -31,6 +31,10 @@
  * of its bytes, GPT-2 small's 98 are 0.1%). */
 #define SC_FUSE_SHARE_DEFAULT 0.125
 
+/* Communicators as the report numbers them (its rows, runtime.h): 0 to
+ * SC_COMM_NUMBERS - 2 apart, the last number for every one after. */
+#define SC_COMM_NUMBERS 16
+
 typedef enum { SC_SELECTOR_HEURISTIC = 0, SC_SELECTOR_LEARNED = 1 } sc_selector_kind;
 typedef enum { SC_REPORT_STDERR = 0, SC_REPORT_NONE, SC_REPORT_FILE } sc_report_kind;
 /* STARCOLL_COLL_WAIT: how starcoll's own collectives wait (polled_coll.h);
@@ -44,6 +48,10 @@ typedef struct sc_policy {
     char model[SC_PATH_LEN];      /* STARCOLL_MODEL, "" = none */
     size_t min_bytes;             /* STARCOLL_MIN_BYTES */
     sc_exact_list exact;          /* STARCOLL_EXACT: shapes kept exact whatever their size */
+    /* STARCOLL_EXACT_COMMS: bit N, the report's communicator N (every N@W)
+     * keeps its calls exact: one whose sums are no gradients (a
+     * tensor-parallel group's activations), which no size or shape tells */
+    unsigned exact_comms;
     size_t fuse_bytes;            /* STARCOLL_FUSE_BYTES, 0 = no fusion */
     double fuse_share;            /* STARCOLL_FUSE_SHARE: most of a step's bytes fused, (0,1] */
     double quorum;                /* STARCOLL_QUORUM: 0 = selector chooses; >= 1 a count; (0,1) a fraction */

@@ -7,7 +7,7 @@
 #include "eligibility.h"
 #include "device.h"
 
-#define SC_REPORT_ROWS 16
+#define SC_REPORT_ROWS SC_COMM_NUMBERS
 #define SC_WHY_NO_ENGINE SC_ELIG_NREASONS   /* report rows: communicators by first use; the last row lumps the rest */
 
 /* Counters kept per report row; summed over ranks at MPI_Finalize. */

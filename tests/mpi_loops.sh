@@ -84,6 +84,34 @@ if [ $have_py = 1 ]; then
     fi
 fi
 
+# A hybrid tensor- and data-parallel MLP in mpi4py (mpi_tensor_parallel.py):
+# its pairs' sums are activations, which the step computes with at once.
+# Shapes tell them apart as well as gradients, so under quorum they were
+# reshaped like gradients: 1510 of 2400 sums partial, and the loss rose
+# from 2.3 to 11.8.  STARCOLL_EXACT_COMMS=1 (the pairs, as the report
+# numbers them) keeps them exact, while the data-parallel groups' gradients
+# (communicator 2) still run in quorum.
+if [ $have_py = 1 ]; then
+    tpscript="$(cd "$(dirname "$0")" && pwd)/mpi_tensor_parallel.py"
+    loops_job quorum-tensor-parallel-named quorum STARCOLL_EXACT_COMMS=1 -- "$py" "$tpscript" --slow-factor 2
+    if sc_preloading; then
+        r="$SC_WORK/quorum-tensor-parallel-named.report"
+        if grep -q "^@ comm 1: passed through: [0-9]* named in STARCOLL_EXACT_COMMS" "$r"; then
+            ok "quorum-tensor-parallel-named: the report says the pairs' calls stayed exact, named in STARCOLL_EXACT_COMMS"
+        else fail "quorum-tensor-parallel-named: the report does not say the pairs were named"; sc_show quorum-tensor-parallel-named; fi
+        q=$(awk '$1 == "2" && NF == 12 && $4 ~ /^[0-9]+$/ { print $11 }' "$r" | head -1)
+        if [ "${q:-0}" -gt 0 ]; then ok "quorum-tensor-parallel-named: the data-parallel gradients ran in quorum ($q calls)"
+        else fail "quorum-tensor-parallel-named: no data-parallel call ran in quorum"; sc_show quorum-tensor-parallel-named; fi
+        sc_job quorum-tensor-parallel-unnamed 8 -x STARCOLL_MODE=quorum "$py" "$tpscript" --slow-factor 2
+        if grep -q "^FAIL - tensor-parallel: every tensor-parallel sum exact" "$SC_WORK/quorum-tensor-parallel-unnamed.out"; then
+            ok "quorum-tensor-parallel-unnamed: unnamed, the pairs' sums are reshaped, as README says (the check can fail)"
+        else
+            fail "quorum-tensor-parallel-unnamed: the pairs' sums stayed exact unnamed: the check could not fail"
+            sc_show quorum-tensor-parallel-unnamed
+        fi
+    fi
+fi
+
 if sc_preloading; then
     # One count through one staging buffer, no loss: one tensor per step
     # cannot be told from four, so it stays exact, and the report says why.

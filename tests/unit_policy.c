@@ -458,6 +458,43 @@ static void test_exact_list(void)
     CU_ASSERT_EQUAL(p.exact.n, 16);
 }
 
+/* STARCOLL_EXACT_COMMS: the report's communicator numbers, the policy
+ * line, the hash; a bad list is one line and sync, as STARCOLL_EXACT's. */
+static void test_exact_comms(void)
+{
+    sc_policy p, q;
+    char msgs[1024], line[512];
+    CU_ASSERT_EQUAL(parse1("STARCOLL_EXACT_COMMS=1, 3,15", &p, msgs, sizeof msgs), 0);
+    CU_ASSERT_EQUAL(p.exact_comms, (1u << 1) | (1u << 3) | (1u << 15));
+    CU_ASSERT_EQUAL(p.mode, SC_MODE_AUTO);
+    sc_policy_describe(&p, line, sizeof line);
+    CU_ASSERT_PTR_NOT_NULL(strstr(line, " exact_comms=1,3,15"));
+    fake_env[0] = NULL;
+    sc_policy_parse(&q, fake_get, msgs, sizeof msgs);
+    CU_ASSERT_NOT_EQUAL(sc_policy_hash(&p), sc_policy_hash(&q));   /* it changes sums: ranks must agree */
+    sc_policy_describe(&q, line, sizeof line);
+    CU_ASSERT_PTR_NULL(strstr(line, "exact_comms"));
+    CU_ASSERT_EQUAL(parse1("STARCOLL_EXACT_COMMS=0", &p, msgs, sizeof msgs), 0);
+    CU_ASSERT_EQUAL(p.exact_comms, 1u);
+    const char *none[] = {"STARCOLL_EXACT_COMMS=", "STARCOLL_EXACT_COMMS=none"};
+    for (int i = 0; i < 2; i++) {
+        CU_ASSERT_EQUAL(parse1(none[i], &p, msgs, sizeof msgs), 0);
+        CU_ASSERT_EQUAL(p.exact_comms, 0u);
+        CU_ASSERT_EQUAL(sc_policy_hash(&p), sc_policy_hash(&q));
+    }
+    const char *bad[] = {"STARCOLL_EXACT_COMMS=16", "STARCOLL_EXACT_COMMS=-1", "STARCOLL_EXACT_COMMS=1;2",
+                         "STARCOLL_EXACT_COMMS=1,", "STARCOLL_EXACT_COMMS=1@2", "STARCOLL_EXACT_COMMS=world",
+                         "STARCOLL_EXACT_COMMS=99999999999999999999"};
+    for (int i = 0; i < 7; i++) {
+        CU_ASSERT_EQUAL(parse1(bad[i], &p, msgs, sizeof msgs), 1);
+        CU_ASSERT_EQUAL(count_lines(msgs), 1);
+        CU_ASSERT_PTR_NOT_NULL(strstr(msgs, "STARCOLL_EXACT_COMMS"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(msgs, "using sync"));
+        CU_ASSERT_EQUAL(p.mode, SC_MODE_SYNC);
+        CU_ASSERT_EQUAL(p.exact_comms, 0u);
+    }
+}
+
 static void test_kernels(void)
 {
     float a[5] = {1, 2, 3, 4, 5}, b[5] = {10, 20, 30, 40, 50};
@@ -489,6 +526,7 @@ int main(void)
     CU_add_test(t, "STARCOLL_INJECT", test_inject);
     CU_add_test(t, "eligibility", test_eligibility);
     CU_add_test(t, "STARCOLL_EXACT", test_exact_list);
+    CU_add_test(t, "STARCOLL_EXACT_COMMS", test_exact_comms);
     CU_add_test(t, "kernels", test_kernels);
     return sc_cunit_run();
 }

@@ -1,0 +1,108 @@
+"""A hybrid tensor- and data-parallel MLP in mpi4py, as a course assignment
+on Megatron-style model parallelism writes it, run by mpi_loops.sh under
+the starcoll preload (8 ranks, Debian's /usr/bin/python3).
+
+The world splits into tensor-parallel pairs (world ranks 2i and 2i+1: the
+report's communicator 1) and data-parallel groups of the even and of the
+odd ranks (communicator 2).  Each pair holds a 64-256-10 MLP, its hidden
+layer cut in two: the first layer's columns (column-parallel), the
+second's rows (row-parallel).  Every step, with fresh NumPy arrays:
+  - forward: comm.Allreduce of the row-parallel layer's partial outputs
+    over the pair (32 x 10 floats): activations, which the rest of the
+    step computes with at once;
+  - backward: comm.Allreduce of the input's gradient over the pair
+    (32 x 64 floats), as a layer below would need;
+  - each of the four gradient tensors reduced over the data-parallel
+    group, and the loss over the world.
+The last rank computes --slow-factor times as long.  mpi4py's default
+error handling stays: an error is an exception, and fails the run.
+
+Checks (rank 0 prints "ok"/"FAIL" lines and "N passed, N failed"): every
+tensor-parallel sum equals the exact one at every step (the same sum by
+Reduce and Bcast, which starcoll does not reshape: bitwise, two addends);
+and the loss of the last 20 steps is under half that of the first 20.
+"""
+import sys
+import time
+
+from mpi4py import MPI
+import numpy as np
+
+args = sys.argv[1:]
+slow_factor = float(args[args.index("--slow-factor") + 1]) if "--slow-factor" in args else 1.0
+steps = int(args[args.index("--steps") + 1]) if "--steps" in args else 150
+
+world = MPI.COMM_WORLD
+rank, size = world.Get_rank(), world.Get_size()
+mp = 2
+dp = size // mp
+tp = world.Split(rank // mp, rank)      # the pair: tensor parallel
+dpc = world.Split(rank % mp, rank)      # the replicas of this half: data parallel
+half, member = tp.Get_rank(), dpc.Get_rank()
+
+# Synthetic digits: a fixed teacher labels Gaussian inputs.
+teacher = np.random.default_rng(1).standard_normal((64, 10)).astype(np.float32)
+rng = np.random.default_rng(0)
+H, b = 256, 32
+hs = H // mp
+W1 = (rng.standard_normal((64, H)) * 0.1).astype(np.float32)[:, half * hs:(half + 1) * hs].copy()
+b1 = np.zeros(hs, np.float32)
+W2 = (rng.standard_normal((H, 10)) * 0.1).astype(np.float32)[half * hs:(half + 1) * hs].copy()
+b2 = np.zeros(10, np.float32)
+
+
+def exact_sum(a, comm):
+    out = np.empty_like(a)
+    comm.Reduce(a, out, op=MPI.SUM, root=0)
+    comm.Bcast(out, root=0)
+    return out
+
+
+not_exact = 0
+losses = []
+for step in range(steps):
+    time.sleep(0.002 * (slow_factor if rank == size - 1 else 1.0))   # compute
+    data = np.random.default_rng(1000 + step * dp + member)
+    x = data.standard_normal((b, 64)).astype(np.float32)
+    t = (x @ teacher).argmax(1)
+    h = np.maximum(x @ W1 + b1, 0)
+    part = h @ W2
+    out = np.empty_like(part)
+    tp.Allreduce(part, out)
+    not_exact += not np.array_equal(out, exact_sum(part, tp))
+    z = out + b2
+    p = np.exp(z - z.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    loss = np.array([-np.log(p[np.arange(b), t] + 1e-9).mean()])
+    total = np.empty_like(loss)
+    world.Allreduce(loss, total)
+    losses.append(total[0] / size)
+    dz = p.copy()
+    dz[np.arange(b), t] -= 1
+    dz /= b
+    grads = [None, None, h.T @ dz, dz.sum(0)]
+    dh = (dz @ W2.T) * (h > 0)
+    grads[0], grads[1] = x.T @ dh, dh.sum(0)
+    dx = dh @ W1.T
+    dx_sum = np.empty_like(dx)
+    tp.Allreduce(dx, dx_sum)
+    not_exact += not np.array_equal(dx_sum, exact_sum(dx, tp))
+    for g in grads:
+        s = np.empty_like(g)
+        dpc.Allreduce(g, s)
+        g[...] = s / dp
+    for w, g in zip((W1, b1, W2, b2), grads):
+        w -= 0.1 * g
+
+not_exact = world.allreduce(not_exact)
+first, last = np.mean(losses[:20]), np.mean(losses[-20:])
+checks = [
+    (not_exact == 0, "tensor-parallel: every tensor-parallel sum exact at every step (%d of %d were not)"
+     % (not_exact, 2 * steps * size)),
+    (last < first / 2, "tensor-parallel: the loss fell (first 20 steps %.3f, last 20 %.3f)" % (first, last)),
+]
+if rank == 0:
+    for good, what in checks:
+        print(("ok   - " if good else "FAIL - ") + what)
+    print("tensor-parallel: ranks=%d steps=%d" % (size, steps))
+    print("%d passed, %d failed" % (sum(g for g, _ in checks), sum(not g for g, _ in checks)))
