@@ -15,7 +15,9 @@
 # watchdog; mpi4py passing figures on point to point between steps does
 # not stall; a metric vector over the size floor stays exact when
 # STARCOLL_EXACT names it; two models trained in turn (a GAN) never share
-# rounds where shapes or buffers of their own tell them apart.
+# rounds where shapes or buffers of their own tell them apart; a hybrid
+# tensor- and data-parallel MLP keeps its activation sums exact when
+# STARCOLL_EXACT_COMMS names their communicator.
 . "$(dirname "$0")/mpi_testlib.sh"
 sc_need_library || finish
 prog="$top_builddir/benchmarks/starcoll_loops"
