@@ -1,4 +1,5 @@
 #include "comm_state.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "kernels.h"
@@ -308,6 +309,31 @@ static sc_comm *make_state(MPI_Comm comm)
     cs->row->leader = leader_world_rank(comm);
     sc_report_label((int)cs->row->label_ord, (int)cs->row->leader, cs->label, sizeof cs->label);
     return cs;
+}
+
+int sc_comm_crossed(const sc_comm *cs, char *other, size_t len)
+{
+    MPI_Group mine = MPI_GROUP_NULL;
+    if (PMPI_Comm_group(cs->comm, &mine) != MPI_SUCCESS) return 0;
+    int found = 0;
+    pthread_mutex_lock(&live_mu);
+    for (sc_comm *o = live; o && !found; o = o->next_live) {
+        if (o == cs || o->is_inter || o->size < 2 || o->eligible_calls == 0) continue;
+        MPI_Group theirs = MPI_GROUP_NULL, both = MPI_GROUP_NULL;
+        int n = -1;
+        if (PMPI_Comm_group(o->comm, &theirs) == MPI_SUCCESS &&
+            PMPI_Group_intersection(mine, theirs, &both) == MPI_SUCCESS && PMPI_Group_size(both, &n) != MPI_SUCCESS)
+            n = -1;
+        if (n >= 0 && n < (cs->size < o->size ? cs->size : o->size)) {
+            found = 1;
+            snprintf(other, len, "%s", o->label);
+        }
+        if (both != MPI_GROUP_NULL) PMPI_Group_free(&both);
+        if (theirs != MPI_GROUP_NULL) PMPI_Group_free(&theirs);
+    }
+    pthread_mutex_unlock(&live_mu);
+    PMPI_Group_free(&mine);
+    return found;
 }
 
 void sc_comm_stop_all_engines(void)

@@ -24,7 +24,7 @@ typedef struct sc_comm {
     size_t lockstep_bytes;
     sc_engine *engine;
     int engine_failed;
-    int named_exact;            /* named in STARCOLL_EXACT_COMMS: no identity, no rounds */
+    int named_exact;            /* named in STARCOLL_EXACT_COMMS, or crossed (sc_comm_crossed): no identity, no rounds */
     double last_exit;           /* when the last eligible call returned (compute time in between) */
     double last_any_exit;       /* when the last MPI_Allreduce on it returned */
     double learn_compute_s;     /* compute time between the calls that learned the pattern: places the coordinator */
@@ -86,6 +86,11 @@ void sc_comm_stop_all_engines(void);
  * wait for (its next call there may come only after); a thread still
  * making calls there is known by its own deposits. */
 void sc_comm_away(sc_engine *except, int away, int what);
+/* Another communicator of this rank that has had eligible calls and whose
+ * group neither holds cs's nor is held by it (a tensor-parallel group
+ * beside its data-parallel replicas): 1, its label in other.  Local (group
+ * arithmetic only): this rank's view, to be agreed on. */
+int sc_comm_crossed(const sc_comm *cs, char *other, size_t len);
 /* Number of running engines in this process. */
 int sc_comm_engines(void);
 /* cs's engine is e, just started (NULL: none started; nothing changes). */

@@ -386,6 +386,41 @@ static int comm_reduce(void *ctx, const void *sendbuf, void *recvbuf, int count,
     return PMPI_Allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, cs->comm);
 }
 
+/* A communicator whose ranks also sum over another that crosses it
+ * (sc_comm_crossed: a tensor-parallel group beside its data-parallel
+ * replicas) stays exact for good, unless STARCOLL_EXACT_COMMS was given:
+ * a model-parallel group's sums are activations, which a tolerant sum
+ * gets wrong, not late, and no size or shape tells them from gradients.
+ * Which of the two is which is unknown, so neither gets rounds.  Agreed
+ * over the communicator (a rank that saw such a one is enough), at the
+ * call that adopts a pattern, which every rank makes alike; only before
+ * any rounds ran there (nothing owed to drop).  1 when kept exact. */
+static int keep_crossed_exact(sc_comm *cs)
+{
+    if (sc_rt.policy.exact_comms_set || cs->carry) return 0;
+    char other[24] = "";
+    int mine = sc_comm_crossed(cs, other, sizeof other), any = 1;
+    int away = away_begin();
+    if (PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, cs->agree_comm) != MPI_SUCCESS) any = 1;   /* the safe side */
+    away_end(away);
+    if (!any) return 0;
+    snprintf(cs->why_exact, sizeof cs->why_exact,
+             "its ranks also sum over a communicator that neither holds it nor is held by it (model-parallel "
+             "sums beside data-parallel ones?): name the model-parallel ones in STARCOLL_EXACT_COMMS, or none");
+    snprintf(sc_rt.row_why[cs->row - sc_rt.rows], sizeof sc_rt.row_why[0], "%s", cs->why_exact);
+    sc_say(SC_SAY_CROSSED, 0,
+           "starcoll: comm %s: its ranks also sum over comm %s, and neither holds the other: a model-parallel "
+           "(tensor-parallel) group beside data-parallel replicas?  A tolerant sum of activations is wrong, not late, "
+           "so such communicators stay exact; name the model-parallel ones in STARCOLL_EXACT_COMMS (the report's "
+           "numbers), or STARCOLL_EXACT_COMMS=none, and the others get rounds",
+           cs->label, other[0] ? other : "?");
+    sc_identity_free(cs->id);
+    cs->id = NULL;
+    PMPI_Comm_free(&cs->agree_comm);
+    cs->named_exact = 1;
+    return 1;
+}
+
 /* A pattern is agreed: tolerated by the engine when its tensors are told
  * apart, else its calls stay exact (the report says why).  Collective:
  * every rank agrees at this same call. */
@@ -402,7 +437,7 @@ static void adopt_pattern(sc_comm *cs)
             fprintf(stderr, "starcoll: comm %s: the step's calls stay exact: %s\n", cs->label, cs->why_exact);
         return;
     }
-    if (cs->engine_failed) return;
+    if (cs->engine_failed || keep_crossed_exact(cs)) return;
     sc_mode start = sc_rt.policy.mode == SC_MODE_AUTO ? SC_MODE_SYNC : sc_rt.policy.mode;
     sc_engine_away_hook = away_hook;
     int away = away_begin();

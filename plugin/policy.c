@@ -218,13 +218,13 @@ static int parse_exact(const char *v, sc_exact_list *out)
 }
 
 /* STARCOLL_EXACT_COMMS: "N,N,...", the report's communicator numbers
- * (0 to SC_COMM_NUMBERS - 1), or "none" / "" for none.  0, or -1 on
- * anything else (the set is then left empty). */
+ * (0 to SC_COMM_NUMBERS - 1), or "none".  0, or -1 on anything else (the
+ * set is then left empty). */
 static int parse_exact_comms(const char *v, unsigned *out)
 {
     *out = 0;
     const char *p = skip_space(v);
-    if (only_space(p) || !strcmp(p, "none")) return 0;
+    if (only_space(p) || (!strncmp(p, "none", 4) && only_space(p + 4))) return 0;
     for (;;) {
         if (!isdigit((unsigned char)*p)) break;
         char *end;
@@ -276,11 +276,14 @@ int sc_policy_parse(sc_policy *p, sc_getenv_fn get, char *msgs, size_t msglen)
             "element counts of calls to keep exact, each optionally :float or :double, comma-separated, at most 16 "
             "(e.g. 100,441:float)", "sync (every call exact)");
     }
-    if ((v = get("STARCOLL_EXACT_COMMS")) && parse_exact_comms(v, &p->exact_comms) != 0) {
-        p->mode = SC_MODE_SYNC;   /* as STARCOLL_EXACT: which communicators are meant is unknown */
-        BAD("STARCOLL_EXACT_COMMS", v,
-            "communicator numbers as the report writes them, 0 to 15 (15: the 16th and later), comma-separated "
-            "(e.g. 1 or 1,3)", "sync (every call exact)");
+    if ((v = get("STARCOLL_EXACT_COMMS")) && !only_space(skip_space(v))) {   /* empty: as if unset */
+        if (parse_exact_comms(v, &p->exact_comms) == 0) p->exact_comms_set = 1;
+        else {
+            p->mode = SC_MODE_SYNC;   /* as STARCOLL_EXACT: which communicators are meant is unknown */
+            BAD("STARCOLL_EXACT_COMMS", v,
+                "communicator numbers as the report writes them, 0 to 15 (15: the 16th and later), comma-separated "
+                "(e.g. 1 or 1,3), or none", "sync (every call exact)");
+        }
     }
     if ((v = get("STARCOLL_FUSE_BYTES")) && sc_parse_size(v, &p->fuse_bytes) != 0) {
         p->fuse_bytes = SC_FUSE_BYTES_DEFAULT;
@@ -387,7 +390,7 @@ uint64_t sc_policy_hash(const sc_policy *p)
     uint64_t h = SC_HASH_SEED;
     long long ints[] = {p->mode, p->selector, (long long)p->min_bytes, p->staleness, p->scale_fresh,
                         p->group_size, p->epoch, p->inject.enabled, (long long)p->fuse_bytes, p->cuda_off, p->coll_wait,
-                        p->exact_comms};
+                        p->exact_comms, p->exact_comms_set};
     h = sc_hash_bytes(h, ints, sizeof ints);
     h = sc_hash_bytes(h, &p->quorum, sizeof p->quorum);
     h = sc_hash_bytes(h, &p->fuse_share, sizeof p->fuse_share);
@@ -428,6 +431,7 @@ void sc_policy_describe(const sc_policy *p, char *buf, size_t len)
             snprintf(buf + strlen(buf), len - strlen(buf), "%s%d", first ? " exact_comms=" : ",", c);
             first = 0;
         }
+    if (p->exact_comms_set && !p->exact_comms && strlen(buf) + 24 < len) strcat(buf, " exact_comms=none");
     if (p->schedule[0] && strlen(buf) + 16 < len) strcat(buf, " schedule=fixed");
     if (p->cuda_off && strlen(buf) + 16 < len) strcat(buf, " cuda=off");
     if (p->coll_wait == SC_WAIT_POLLED && strlen(buf) + 24 < len) strcat(buf, " coll_wait=polled");

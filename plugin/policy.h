@@ -52,6 +52,7 @@ typedef struct sc_policy {
      * keeps its calls exact: one whose sums are no gradients (a
      * tensor-parallel group's activations), which no size or shape tells */
     unsigned exact_comms;
+    int exact_comms_set;          /* ... given, "none" too: crossing communicators are then not kept exact */
     size_t fuse_bytes;            /* STARCOLL_FUSE_BYTES, 0 = no fusion */
     double fuse_share;            /* STARCOLL_FUSE_SHARE: most of a step's bytes fused, (0,1] */
     double quorum;                /* STARCOLL_QUORUM: 0 = selector chooses; >= 1 a count; (0,1) a fraction */

@@ -90,13 +90,30 @@ fi
 # its pairs' sums are activations, which the step computes with at once.
 # Shapes tell them apart as well as gradients, so under quorum they were
 # reshaped like gradients: 1510 of 2400 sums partial, and the loss rose
-# from 2.3 to 11.8.  STARCOLL_EXACT_COMMS=1 (the pairs, as the report
-# numbers them) keeps them exact, while the data-parallel groups' gradients
-# (communicator 2) still run in quorum.
+# from 2.3 to 11.8 (auto, 300 steps: 111 of 4800).  Now communicators that cross (the
+# pairs and the replicas: neither holds the other) stay exact, said in one
+# line; STARCOLL_EXACT_COMMS=1 (the pairs, as the report numbers them)
+# keeps those exact and gives the replicas' gradients (communicator 2)
+# rounds; STARCOLL_EXACT_COMMS=none gives both rounds, and the check of
+# the pairs' sums must fail there.
 if [ $have_py = 1 ]; then
     tpscript="$(cd "$(dirname "$0")" && pwd)/mpi_tensor_parallel.py"
+    loops_job quorum-tensor-parallel quorum -- "$py" "$tpscript" --slow-factor 2
+    # auto turns tolerant some way into the run (before: 111 of 4800 partial)
+    loops_job auto-tensor-parallel auto -- "$py" "$tpscript" --slow-factor 2 --steps 300
     loops_job quorum-tensor-parallel-named quorum STARCOLL_EXACT_COMMS=1 -- "$py" "$tpscript" --slow-factor 2
     if sc_preloading; then
+        n=$(grep -c "^starcoll: comm [12]: its ranks also sum over comm [12], and neither holds the other" \
+            "$SC_WORK/quorum-tensor-parallel.err")
+        if [ "$n" = 1 ]; then ok "quorum-tensor-parallel: one line says the communicators cross, and what to do"
+        else fail "quorum-tensor-parallel: $n lines say the communicators cross (1 expected)"; sc_show quorum-tensor-parallel; fi
+        r="$SC_WORK/quorum-tensor-parallel.report"
+        why="passed through: .*its ranks also sum over a communicator that neither holds it"
+        n1=$(grep -cE "^@ comm 1(@[0-9]+)?: $why" "$r")
+        n2=$(grep -cE "^@ comm 2(@[0-9]+)?: $why" "$r")
+        if [ "$n1" -ge 1 ] && [ "$n2" -ge 1 ] && grep -q "^starcoll: totals .* quorum=0 " "$r"; then
+            ok "quorum-tensor-parallel: the report says why the pairs ($n1 rows) and the replicas ($n2) stayed exact; no call ran in quorum"
+        else fail "quorum-tensor-parallel: the report gives the reason to $n1 pair and $n2 replica rows, or some call ran in quorum"; sc_show quorum-tensor-parallel; fi
         r="$SC_WORK/quorum-tensor-parallel-named.report"
         if grep -q "^@ comm 1: passed through: [0-9]* named in STARCOLL_EXACT_COMMS" "$r"; then
             ok "quorum-tensor-parallel-named: the report says the pairs' calls stayed exact, named in STARCOLL_EXACT_COMMS"
@@ -104,12 +121,12 @@ if [ $have_py = 1 ]; then
         q=$(awk '$1 == "2" && NF == 12 && $4 ~ /^[0-9]+$/ { print $11 }' "$r" | head -1)
         if [ "${q:-0}" -gt 0 ]; then ok "quorum-tensor-parallel-named: the data-parallel gradients ran in quorum ($q calls)"
         else fail "quorum-tensor-parallel-named: no data-parallel call ran in quorum"; sc_show quorum-tensor-parallel-named; fi
-        sc_job quorum-tensor-parallel-unnamed 8 -x STARCOLL_MODE=quorum "$py" "$tpscript" --slow-factor 2
-        if grep -q "^FAIL - tensor-parallel: every tensor-parallel sum exact" "$SC_WORK/quorum-tensor-parallel-unnamed.out"; then
-            ok "quorum-tensor-parallel-unnamed: unnamed, the pairs' sums are reshaped, as README says (the check can fail)"
+        sc_job quorum-tensor-parallel-none 8 -x STARCOLL_MODE=quorum -x STARCOLL_EXACT_COMMS=none "$py" "$tpscript" --slow-factor 2
+        if grep -q "^FAIL - tensor-parallel: every tensor-parallel sum exact" "$SC_WORK/quorum-tensor-parallel-none.out"; then
+            ok "quorum-tensor-parallel-none: with none named, the pairs' sums are reshaped, as README says (the check can fail)"
         else
-            fail "quorum-tensor-parallel-unnamed: the pairs' sums stayed exact unnamed: the check could not fail"
-            sc_show quorum-tensor-parallel-unnamed
+            fail "quorum-tensor-parallel-none: the pairs' sums stayed exact with none named: the check could not fail"
+            sc_show quorum-tensor-parallel-none
         fi
     fi
 fi

@@ -474,12 +474,23 @@ static void test_exact_comms(void)
     CU_ASSERT_NOT_EQUAL(sc_policy_hash(&p), sc_policy_hash(&q));   /* it changes sums: ranks must agree */
     sc_policy_describe(&q, line, sizeof line);
     CU_ASSERT_PTR_NULL(strstr(line, "exact_comms"));
+    CU_ASSERT_EQUAL(p.exact_comms_set, 1);
+    CU_ASSERT_EQUAL(q.exact_comms_set, 0);
     CU_ASSERT_EQUAL(parse1("STARCOLL_EXACT_COMMS=0", &p, msgs, sizeof msgs), 0);
     CU_ASSERT_EQUAL(p.exact_comms, 1u);
-    const char *none[] = {"STARCOLL_EXACT_COMMS=", "STARCOLL_EXACT_COMMS=none"};
+    /* none: no communicator named, and crossing ones get rounds (a
+     * behaviour of its own: in the hash); empty: as if unset */
+    CU_ASSERT_EQUAL(parse1("STARCOLL_EXACT_COMMS= none ", &p, msgs, sizeof msgs), 0);
+    CU_ASSERT_EQUAL(p.exact_comms, 0u);
+    CU_ASSERT_EQUAL(p.exact_comms_set, 1);
+    CU_ASSERT_NOT_EQUAL(sc_policy_hash(&p), sc_policy_hash(&q));
+    sc_policy_describe(&p, line, sizeof line);
+    CU_ASSERT_PTR_NOT_NULL(strstr(line, " exact_comms=none"));
+    const char *unset[] = {"STARCOLL_EXACT_COMMS=", "STARCOLL_EXACT_COMMS=  "};
     for (int i = 0; i < 2; i++) {
-        CU_ASSERT_EQUAL(parse1(none[i], &p, msgs, sizeof msgs), 0);
+        CU_ASSERT_EQUAL(parse1(unset[i], &p, msgs, sizeof msgs), 0);
         CU_ASSERT_EQUAL(p.exact_comms, 0u);
+        CU_ASSERT_EQUAL(p.exact_comms_set, 0);
         CU_ASSERT_EQUAL(sc_policy_hash(&p), sc_policy_hash(&q));
     }
     const char *bad[] = {"STARCOLL_EXACT_COMMS=16", "STARCOLL_EXACT_COMMS=-1", "STARCOLL_EXACT_COMMS=1;2",
@@ -492,6 +503,7 @@ static void test_exact_comms(void)
         CU_ASSERT_PTR_NOT_NULL(strstr(msgs, "using sync"));
         CU_ASSERT_EQUAL(p.mode, SC_MODE_SYNC);
         CU_ASSERT_EQUAL(p.exact_comms, 0u);
+        CU_ASSERT_EQUAL(p.exact_comms_set, 0);
     }
 }
 
