@@ -17,6 +17,9 @@ second's rows (row-parallel).  Every step, with fresh NumPy arrays:
 The last rank computes --slow-factor times as long.  mpi4py's default
 error handling stays: an error is an exception, and fails the run.
 
+A figures line gives the mean step of the ranks outside the slow rank's
+pair and the slow rank's.
+
 Checks (rank 0 prints "ok"/"FAIL" lines and "N passed, N failed"): every
 tensor-parallel sum equals the exact one at every step (the same sum by
 Reduce and Bcast, which starcoll does not reshape: bitwise, two addends);
@@ -60,6 +63,7 @@ def exact_sum(a, comm):
 
 not_exact = 0
 losses = []
+t0 = time.perf_counter()
 for step in range(steps):
     time.sleep(0.002 * (slow_factor if rank == size - 1 else 1.0))   # compute
     data = np.random.default_rng(1000 + step * dp + member)
@@ -94,7 +98,9 @@ for step in range(steps):
     for w, g in zip((W1, b1, W2, b2), grads):
         w -= 0.1 * g
 
+loop_s = time.perf_counter() - t0
 not_exact = world.allreduce(not_exact)
+times = world.gather(loop_s, root=0)
 first, last = np.mean(losses[:20]), np.mean(losses[-20:])
 checks = [
     (not_exact == 0, "tensor-parallel: every tensor-parallel sum exact at every step (%d of %d were not)"
@@ -104,5 +110,7 @@ checks = [
 if rank == 0:
     for good, what in checks:
         print(("ok   - " if good else "FAIL - ") + what)
-    print("tensor-parallel: ranks=%d steps=%d" % (size, steps))
+    far = [t for r, t in enumerate(times) if r // mp != (size - 1) // mp]   # not the slow rank's pair
+    print("tensor-parallel: ranks=%d steps=%d step_ms=%.3f slow_pair_step_ms=%.3f"
+          % (size, steps, 1e3 * sum(far) / len(far) / steps, 1e3 * times[size - 1] / steps))
     print("%d passed, %d failed" % (sum(g for g, _ in checks), sum(not g for g, _ in checks)))
