@@ -415,12 +415,39 @@ static void test_eligibility(void)
     CU_ASSERT(SC_ELIG_NREASONS <= SC_ELIG_NREASONS_MAX);
 }
 
+/* A setting that changes sums: the policy line says it (said), the
+ * defaults' (*q, filled here) do not (key), and the hashes differ, so
+ * ranks that disagree on it are found. */
+static void said_and_hashed(const sc_policy *p, const char *said, const char *key, sc_policy *q)
+{
+    char msgs[1024], line[512];
+    sc_policy_describe(p, line, sizeof line);
+    CU_ASSERT_PTR_NOT_NULL(strstr(line, said));
+    fake_env[0] = NULL;
+    sc_policy_parse(q, fake_get, msgs, sizeof msgs);
+    CU_ASSERT_NOT_EQUAL(sc_policy_hash(p), sc_policy_hash(q));
+    sc_policy_describe(q, line, sizeof line);
+    CU_ASSERT_PTR_NULL(strstr(line, key));
+}
+
+/* A list that names calls or communicators to keep exact, refused: one
+ * line naming var, and sync (which were meant is unknown). */
+static void refused_to_sync(const char *setting, const char *var, sc_policy *p)
+{
+    char msgs[1024];
+    CU_ASSERT_EQUAL(parse1(setting, p, msgs, sizeof msgs), 1);
+    CU_ASSERT_EQUAL(count_lines(msgs), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msgs, var));
+    CU_ASSERT_PTR_NOT_NULL(strstr(msgs, "using sync"));
+    CU_ASSERT_EQUAL(p->mode, SC_MODE_SYNC);
+}
+
 /* STARCOLL_EXACT: the shapes it names, the policy line, the hash; a bad
  * list is one line and sync (the calls meant to stay exact are unknown). */
 static void test_exact_list(void)
 {
     sc_policy p, q;
-    char msgs[1024], line[512];
+    char msgs[1024];
     CU_ASSERT_EQUAL(parse1("STARCOLL_EXACT=100, 441:float,7:double", &p, msgs, sizeof msgs), 0);
     CU_ASSERT_EQUAL(p.exact.n, 3);
     CU_ASSERT_EQUAL(p.exact.count[0], 100);
@@ -429,13 +456,7 @@ static void test_exact_list(void)
     CU_ASSERT_EQUAL(p.exact.dkind[1], SC_DK_FLOAT);
     CU_ASSERT_EQUAL(p.exact.dkind[2], SC_DK_DOUBLE);
     CU_ASSERT_EQUAL(p.mode, SC_MODE_AUTO);
-    sc_policy_describe(&p, line, sizeof line);
-    CU_ASSERT_PTR_NOT_NULL(strstr(line, " exact=100,441:float,7:double"));
-    fake_env[0] = NULL;
-    sc_policy_parse(&q, fake_get, msgs, sizeof msgs);
-    CU_ASSERT_NOT_EQUAL(sc_policy_hash(&p), sc_policy_hash(&q));   /* it changes sums: ranks must agree */
-    sc_policy_describe(&q, line, sizeof line);
-    CU_ASSERT_PTR_NULL(strstr(line, "exact="));
+    said_and_hashed(&p, " exact=100,441:float,7:double", "exact=", &q);
     const char *none[] = {"STARCOLL_EXACT=", "STARCOLL_EXACT=none", "STARCOLL_EXACT=  "};
     for (int i = 0; i < 3; i++) {
         CU_ASSERT_EQUAL(parse1(none[i], &p, msgs, sizeof msgs), 0);
@@ -446,11 +467,7 @@ static void test_exact_list(void)
                          "STARCOLL_EXACT=100,", "STARCOLL_EXACT=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17",
                          "STARCOLL_EXACT=99999999999", "STARCOLL_EXACT=all"};
     for (int i = 0; i < 8; i++) {
-        CU_ASSERT_EQUAL(parse1(bad[i], &p, msgs, sizeof msgs), 1);
-        CU_ASSERT_EQUAL(count_lines(msgs), 1);
-        CU_ASSERT_PTR_NOT_NULL(strstr(msgs, "STARCOLL_EXACT"));
-        CU_ASSERT_PTR_NOT_NULL(strstr(msgs, "using sync"));
-        CU_ASSERT_EQUAL(p.mode, SC_MODE_SYNC);
+        refused_to_sync(bad[i], "STARCOLL_EXACT", &p);
         CU_ASSERT_EQUAL(p.exact.n, 0);
     }
     /* sixteen are allowed */
@@ -467,13 +484,7 @@ static void test_exact_comms(void)
     CU_ASSERT_EQUAL(parse1("STARCOLL_EXACT_COMMS=1, 3,15", &p, msgs, sizeof msgs), 0);
     CU_ASSERT_EQUAL(p.exact_comms, (1u << 1) | (1u << 3) | (1u << 15));
     CU_ASSERT_EQUAL(p.mode, SC_MODE_AUTO);
-    sc_policy_describe(&p, line, sizeof line);
-    CU_ASSERT_PTR_NOT_NULL(strstr(line, " exact_comms=1,3,15"));
-    fake_env[0] = NULL;
-    sc_policy_parse(&q, fake_get, msgs, sizeof msgs);
-    CU_ASSERT_NOT_EQUAL(sc_policy_hash(&p), sc_policy_hash(&q));   /* it changes sums: ranks must agree */
-    sc_policy_describe(&q, line, sizeof line);
-    CU_ASSERT_PTR_NULL(strstr(line, "exact_comms"));
+    said_and_hashed(&p, " exact_comms=1,3,15", "exact_comms", &q);
     CU_ASSERT_EQUAL(p.exact_comms_set, 1);
     CU_ASSERT_EQUAL(q.exact_comms_set, 0);
     CU_ASSERT_EQUAL(parse1("STARCOLL_EXACT_COMMS=0", &p, msgs, sizeof msgs), 0);
@@ -497,11 +508,7 @@ static void test_exact_comms(void)
                          "STARCOLL_EXACT_COMMS=1,", "STARCOLL_EXACT_COMMS=1@2", "STARCOLL_EXACT_COMMS=world",
                          "STARCOLL_EXACT_COMMS=99999999999999999999"};
     for (int i = 0; i < 7; i++) {
-        CU_ASSERT_EQUAL(parse1(bad[i], &p, msgs, sizeof msgs), 1);
-        CU_ASSERT_EQUAL(count_lines(msgs), 1);
-        CU_ASSERT_PTR_NOT_NULL(strstr(msgs, "STARCOLL_EXACT_COMMS"));
-        CU_ASSERT_PTR_NOT_NULL(strstr(msgs, "using sync"));
-        CU_ASSERT_EQUAL(p.mode, SC_MODE_SYNC);
+        refused_to_sync(bad[i], "STARCOLL_EXACT_COMMS", &p);
         CU_ASSERT_EQUAL(p.exact_comms, 0u);
         CU_ASSERT_EQUAL(p.exact_comms_set, 0);
     }
