@@ -43,6 +43,10 @@ struct sc_identity {
     int nmarkers;
     long since_marker;
     int seen_marker, shifted;
+    /* a pattern told apart by shapes, with a per-step call: steps whose
+     * calls between two such calls were on the pattern, but not a whole
+     * step of it (sc_identity_misaligned) */
+    long misaligned;
     /* two tensors in turn at one place (sc_identity_turns_since) */
     int turned;                /* while learning: this rank saw one */
     int steady;                /* while learning: this rank's buffers were its own and steady once */
@@ -116,6 +120,7 @@ static void forget_history(sc_identity *id)
     id->nmarkers = 0;
     id->since_marker = 0;
     id->seen_marker = id->shifted = 0;
+    id->misaligned = 0;
     id->turned = id->steady = id->watch = id->kept = 0;
     id->turns_since = 0;
     id->turn_slot = -1;
@@ -562,9 +567,10 @@ static void adopt(sc_identity *id, int L, long M, int turned)
     int one_shape = 1;
     for (int s = 1; s < id->nslots; s++) one_shape &= id->slot_shape[s] == id->slot_shape[0];
     id->marker_dependent = id->trusted && M == 1 && nonslot > 0 && one_shape;
-    id->nmarkers = id->marker_dependent ? unit_markers(id, id->nhist, L, id->markers, SC_MARKERS_MAX) : 0;
+    id->nmarkers = id->trusted ? unit_markers(id, id->nhist, L, id->markers, SC_MARKERS_MAX) : 0;
     id->since_marker = 0;
     id->seen_marker = id->shifted = 0;
+    id->misaligned = 0;
     id->watch = id->trusted && M == 1 && own_and_steady(id, id->nhist, L);
     id->kept = whole && 2 * unit <= SC_HIST_CAP && unit_steady_at(id, id->nhist, (int)unit);
     id->lineage = id->relearns;
@@ -721,15 +727,21 @@ sc_id_kind sc_identity_next(sc_identity *id, const sc_call_key *k, int *slot)
     *slot = -1;
     if (!id->learned) return SC_ID_LEARNING;
     if (!k->eligible) {
-        if (id->marker_dependent)
-            for (int m = 0; m < id->nmarkers; m++)
-                if (id->markers[m] == k->shape) {
-                    /* a step's worth of gradients since the last marker,
-                     * or the position no longer says which tensor is which */
-                    if (id->seen_marker && id->since_marker != id->nslots) id->shifted = 1;
-                    id->seen_marker = 1;
-                    id->since_marker = 0;
+        for (int m = 0; m < id->nmarkers; m++)
+            if (id->markers[m] == k->shape) {
+                /* a step's worth of gradients since the last marker, or
+                 * the position no longer says which tensor is which: told
+                 * apart by the marker alone, learn again; by shapes, calls
+                 * took slots of a step they were not (another model's in
+                 * turn whose shapes line up after a stray call) and only
+                 * the count tells (none since: a step of no gradient) */
+                if (id->seen_marker && id->since_marker != id->nslots) {
+                    if (id->marker_dependent) id->shifted = 1;
+                    else if (id->since_marker > 0) id->misaligned++;
                 }
+                id->seen_marker = 1;
+                id->since_marker = 0;
+            }
         return SC_ID_PASS;
     }
     if (id->nslots == 0) return SC_ID_OFF;
@@ -790,6 +802,8 @@ long sc_identity_lineage(const sc_identity *id, int *rot)
 long sc_identity_position(const sc_identity *id) { return id->pos; }
 long sc_identity_relearns(const sc_identity *id) { return id->relearns; }
 const char *sc_identity_why_exact(const sc_identity *id) { return id->learned ? id->why : "pattern not learned"; }
+
+long sc_identity_misaligned(const sc_identity *id) { return id->learned ? id->misaligned : 0; }
 
 long sc_identity_turns_since(const sc_identity *id, int *slot)
 {

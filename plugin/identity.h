@@ -159,6 +159,12 @@ const char *sc_identity_why_exact(const sc_identity *id);
  * such a period by chance.  After learning this gives how often this rank
  * saw it since, and in *slot the first slot. */
 long sc_identity_turns_since(const sc_identity *id, int *slot);
+/* Steps since learning whose calls between two per-step calls (a loss
+ * that marks the step) were on the pattern, but not a whole step of it:
+ * calls took slots that were not theirs, as another model's step in
+ * turn does whose shapes line up with this one's after a call off it.
+ * The same on every rank (shapes and positions are). */
+long sc_identity_misaligned(const sc_identity *id);
 /* How the agreed step's length was found: its unit, and which evidence
  * lengthened it to a multiple (for STARCOLL_VERBOSE). */
 const char *sc_identity_how(const sc_identity *id);

@@ -545,6 +545,22 @@ static void note_turns(sc_comm *cs)
            cs->label, slot);
 }
 
+/* The calls between two per-step calls were on the learned pattern but
+ * not a whole step of it (sc_identity_misaligned): said once by rank 0,
+ * with what to do; the report counts such steps.  Only said: by then the
+ * step's rounds have run, and its shapes do not tell which calls were
+ * another step's. */
+static void note_misaligned(sc_comm *cs)
+{
+    cs->row->misaligned += 1;
+    sc_say(SC_SAY_MISALIGNED, 0,
+           "starcoll: comm %s: the calls since the last per-step call were on the learned step's pattern but not a "
+           "whole step of it: another model's step in turn, whose shapes line up with this one's after a call off "
+           "it?  Its rounds may have summed one tensor into another; give each model its own communicator "
+           "(MPI_Comm_dup) or run STARCOLL_MODE=sync",
+           cs->label);
+}
+
 /* An eligible call in a tolerant policy: which tensor it is (learned and
  * agreed first), then the engine's rounds, or exact when the tensors are
  * not told apart; a call off the pattern goes where all ranks agree.
@@ -648,7 +664,10 @@ static int ineligible_learning(sc_comm *cs, const sc_user_call *c, sc_dkind dk, 
     if (!tolerant_policy() || !identity_applies(cs) || !ensure_identity(cs)) return 0;
     *k = call_key(cs, c, dk, 0, t_in);
     int slot;
-    return sc_identity_next(cs->id, k, &slot) == SC_ID_LEARNING;
+    long misaligned = sc_identity_misaligned(cs->id);
+    sc_id_kind kind = sc_identity_next(cs->id, k, &slot);
+    if (sc_identity_misaligned(cs->id) > misaligned) note_misaligned(cs);
+    return kind == SC_ID_LEARNING;
 }
 
 /* ---- nonblocking calls (MPI_Iallreduce) ---------------------------------

@@ -594,6 +594,41 @@ static void test_stray_and_relearn(void)
     job_free(j);
 }
 
+/* A step told apart by shapes, with a per-step loss: another model's step
+ * whose first tensor has the first slot's shape and whose others line up
+ * after one call off the pattern (GPT-2's halves in turn) takes slots that
+ * are not its own, and only the count between two losses shows it.  A
+ * step of no gradient (an evaluation's loss alone) is no such step. */
+static void test_misaligned_step_is_counted(void)
+{
+    job *j = job_new(2);
+    long step[] = {1000, 2000, 3000, -1};
+    CU_ASSERT_TRUE(learn(j, step, 4, same_style, 20) >= 0);
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    int slots[3];
+    for (int s = 0; s < 2; s++) check_one_step(j, step, 4, 30 + s, same_style, slots);
+    CU_ASSERT_EQUAL(sc_identity_misaligned(j->id[0]), 0);
+    int slot;
+    sc_call_key loss = key(1, 0, 0);
+    for (int r = 0; r < 2; r++) CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &loss, &slot), SC_ID_PASS);   /* an evaluation */
+    CU_ASSERT_EQUAL(sc_identity_misaligned(j->id[0]), 0);
+    /* the other model: 1000 (on slot 0), 500 (off), then 2000 and 3000 on
+     * slots 1 and 2, and 4000 (off): a whole step's count of calls on the
+     * pattern, so not counted yet; then 1000 (slot 0) and its loss: one
+     * call on the pattern since the last loss */
+    long other[] = {1000, 500, 2000, 3000, 4000, -1, 1000, -1};
+    int kinds[] = {SC_ID_SLOT, SC_ID_OFF, SC_ID_SLOT, SC_ID_SLOT, SC_ID_OFF, SC_ID_PASS, SC_ID_SLOT, SC_ID_PASS};
+    for (int t = 0; t < 8; t++)
+        for (int r = 0; r < 2; r++) {
+            sc_call_key k = key(other[t] < 0 ? 1 : other[t], other[t] > 0, 0);
+            CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &k, &slot), kinds[t]);
+            if (kinds[t] == SC_ID_OFF) sc_identity_settle(j->id[r], SC_OFF_STRAY);
+        }
+    CU_ASSERT_EQUAL(sc_identity_misaligned(j->id[0]), 1);
+    CU_ASSERT_EQUAL(sc_identity_misaligned(j->id[1]), 1);
+    job_free(j);
+}
+
 /* One model trained in turn with another of other shapes (two halves of a
  * network, a GAN's critic and generator): the first model's step, dropped
  * at the second's after two of its calls, is resumed where it left off
@@ -711,6 +746,7 @@ int main(void)
     CU_add_test(s, "a step of 1024 calls", test_thousand_tensors);
     CU_add_test(s, "ranks whose calls disagree", test_disagreement);
     CU_add_test(s, "stray call, rejected call, new pattern", test_stray_and_relearn);
+    CU_add_test(s, "a step that held part of the learned one between two losses is counted", test_misaligned_step_is_counted);
     CU_add_test(s, "a step dropped for another model's, resumed where it left off", test_resumed_where_it_left_off);
     CU_add_test(s, "no period: stays learning", test_never_periodic);
     CU_add_test(s, "a step of no eligible call, then an eligible one", test_step_of_no_eligible_call);
