@@ -393,8 +393,9 @@ static int comm_reduce(void *ctx, const void *sendbuf, void *recvbuf, int count,
  * gets wrong, not late, and no size or shape tells them from gradients.
  * Which of the two is which is unknown, so neither gets rounds.  Agreed
  * over the communicator (a rank that saw such a one is enough), at the
- * call that adopts a pattern, which every rank makes alike; only before
- * any rounds ran there (nothing owed to drop).  1 when kept exact. */
+ * call that adopts a pattern, which every rank makes alike; only where
+ * nothing is owed from earlier rounds there (it would be dropped).  1 when
+ * kept exact. */
 static int keep_crossed_exact(sc_comm *cs)
 {
     if (sc_rt.policy.exact_comms_set || cs->carry) return 0;
