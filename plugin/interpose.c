@@ -293,6 +293,18 @@ static int identity_applies(const sc_comm *cs)
     return !cs->is_inter && cs->size >= 2;
 }
 
+/* cs keeps every call exact from here on: its identity and agreement
+ * communicator (where it has them) are dropped, at a call all its ranks
+ * make (PMPI_Comm_free is collective), and its report row says why. */
+static void keep_exact(sc_comm *cs, const char *why)
+{
+    sc_identity_free(cs->id);
+    cs->id = NULL;
+    if (cs->agree_comm != MPI_COMM_NULL) PMPI_Comm_free(&cs->agree_comm);
+    cs->named_exact = 1;
+    snprintf(sc_rt.row_why[cs->row - sc_rt.rows], sizeof sc_rt.row_why[0], "%s", why);
+}
+
 /* cs's identity and agreement communicator, made at the first call that
  * needs them: collective, at every rank's first MPI_Allreduce on cs under
  * a tolerant policy.  0 when they cannot be had: cs's calls then pass
@@ -323,8 +335,7 @@ static int ensure_identity(sc_comm *cs)
         sc_identity_free(id);
     }
     if (named) {
-        cs->named_exact = 1;
-        snprintf(sc_rt.row_why[cs->row - sc_rt.rows], sizeof sc_rt.row_why[0], "named in STARCOLL_EXACT_COMMS");
+        keep_exact(cs, "named in STARCOLL_EXACT_COMMS");
         return 0;
     }
     if (!all) {
@@ -408,17 +419,13 @@ static int keep_crossed_exact(sc_comm *cs)
     snprintf(cs->why_exact, sizeof cs->why_exact,
              "its ranks also sum over a communicator that neither holds it nor is held by it (model-parallel "
              "sums beside data-parallel ones?): name the model-parallel ones in STARCOLL_EXACT_COMMS, or none");
-    snprintf(sc_rt.row_why[cs->row - sc_rt.rows], sizeof sc_rt.row_why[0], "%s", cs->why_exact);
+    keep_exact(cs, cs->why_exact);
     sc_say(SC_SAY_CROSSED, 0,
            "starcoll: comm %s: its ranks also sum over comm %s, and neither holds the other: a model-parallel "
            "(tensor-parallel) group beside data-parallel replicas?  A tolerant sum of activations is wrong, not late, "
            "so such communicators stay exact; name the model-parallel ones in STARCOLL_EXACT_COMMS (the report's "
            "numbers), or STARCOLL_EXACT_COMMS=none, and the others get rounds",
            cs->label, other[0] ? other : "?");
-    sc_identity_free(cs->id);
-    cs->id = NULL;
-    PMPI_Comm_free(&cs->agree_comm);
-    cs->named_exact = 1;
     return 1;
 }
 
