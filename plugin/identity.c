@@ -40,6 +40,7 @@ struct sc_identity {
     /* a pattern told apart only by ineligible calls */
     int marker_dependent;
     uint64_t markers[SC_MARKERS_MAX];
+    int marker_gap[SC_MARKERS_MAX];     /* eligible calls from the marker before, around the unit */
     int nmarkers;
     long since_marker;
     int seen_marker, shifted;
@@ -227,20 +228,32 @@ static int told_apart_by_shape(const sc_identity *id, long n, int L)
 
 /* The ineligible calls of the last unit of U calls whose shape occurs once
  * in it (a per-step loss or metric: they mark where steps start): how many,
- * up to max, with their shapes in out when it is not NULL. */
-static int unit_markers(const sc_identity *id, long n, int U, uint64_t *out, int max)
+ * up to max, with their shapes in out when it is not NULL, and in gap the
+ * eligible calls from the marker before (the unit's last one for the
+ * first) up to each. */
+static int unit_markers(const sc_identity *id, long n, int U, uint64_t *out, int *gap, int max)
 {
-    int found = 0;
-    for (int j = 0; j < U && found < max; j++) {
+    int found = 0, eligible = 0, total = 0, between = 0;
+    for (int j = 0; j < U; j++) {
         const sc_call_key *c = at(id, n - U + j);
-        if (c->eligible) continue;
+        if (c->eligible) {
+            eligible++;
+            total++;
+            continue;
+        }
+        if (found == max) continue;
         int occurs = 0;
         for (int i = 0; i < U && occurs < 2; i++) occurs += at(id, n - U + i)->shape == c->shape;
         if (occurs == 1) {
             if (out) out[found] = c->shape;
+            if (gap) gap[found] = eligible;
+            if (found > 0) between += eligible;
+            eligible = 0;
             found++;
         }
     }
+    /* the first marker's: after the last one, around to it */
+    if (gap && found > 0) gap[0] = total - between;
     return found;
 }
 
@@ -567,7 +580,7 @@ static void adopt(sc_identity *id, int L, long M, int turned)
     int one_shape = 1;
     for (int s = 1; s < id->nslots; s++) one_shape &= id->slot_shape[s] == id->slot_shape[0];
     id->marker_dependent = id->trusted && M == 1 && nonslot > 0 && one_shape;
-    id->nmarkers = id->trusted ? unit_markers(id, id->nhist, L, id->markers, SC_MARKERS_MAX) : 0;
+    id->nmarkers = id->trusted ? unit_markers(id, id->nhist, L, id->markers, id->marker_gap, SC_MARKERS_MAX) : 0;
     id->since_marker = 0;
     id->seen_marker = id->shifted = 0;
     id->misaligned = 0;
@@ -661,7 +674,7 @@ sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_L
     if (L <= 0 || L != -agreed[SC_VOTE_NUNIT] || agreed[SC_VOTE_WAIT]) return SC_LEARN_GO_ON;
     /* A unit with a per-step call that is no gradient (a loss, a metric)
      * is no run of layers inside a step: no further evidence needed. */
-    int marked = unit_markers(id, id->nhist, (int)L, NULL, 1) > 0;
+    int marked = unit_markers(id, id->nhist, (int)L, NULL, NULL, 1) > 0;
     if (!marked && !agreed[SC_VOTE_SPANS] && agreed[SC_VOTE_NO_GAP]) return SC_LEARN_GO_ON;   /* maybe a run inside a step */
     /* The step is the least common multiple of what the ranks' buffers
      * say and, for a unit shapes tell apart, of where their gaps fall.
@@ -729,13 +742,15 @@ sc_id_kind sc_identity_next(sc_identity *id, const sc_call_key *k, int *slot)
     if (!k->eligible) {
         for (int m = 0; m < id->nmarkers; m++)
             if (id->markers[m] == k->shape) {
-                /* a step's worth of gradients since the last marker, or
-                 * the position no longer says which tensor is which: told
+                /* the unit's gradients since the marker before (a step's
+                 * where it has one marker; fewer where small biases under
+                 * STARCOLL_MIN_BYTES sit among the gradients), or the
+                 * position no longer says which tensor is which: told
                  * apart by the marker alone, learn again; by shapes, calls
                  * took slots of a step they were not (another model's in
                  * turn whose shapes line up after a stray call) and only
                  * the count tells (none since: a step of no gradient) */
-                if (id->seen_marker && id->since_marker != id->nslots) {
+                if (id->seen_marker && id->since_marker != id->marker_gap[m]) {
                     if (id->marker_dependent) id->shifted = 1;
                     else if (id->since_marker > 0) id->misaligned++;
                 }

@@ -14,10 +14,11 @@
 # and nothing hangs; a rank that stops calling is named by the stall
 # watchdog; mpi4py passing figures on point to point between steps does
 # not stall; a metric vector over the size floor stays exact when
-# STARCOLL_EXACT names it; two models trained in turn (a GAN) never share
-# rounds where shapes or buffers of their own tell them apart; a hybrid
-# tensor- and data-parallel MLP keeps its activation sums exact when
-# STARCOLL_EXACT_COMMS names their communicator.
+# STARCOLL_EXACT names it; gradients of one shape between a loss and a
+# metric are not learned again every step; two models trained in turn (a
+# GAN) never share rounds where shapes or buffers of their own tell them
+# apart; a hybrid tensor- and data-parallel MLP keeps its activation sums
+# exact when STARCOLL_EXACT_COMMS names their communicator.
 . "$(dirname "$0")/mpi_testlib.sh"
 sc_need_library || finish
 prog="$top_builddir/benchmarks/starcoll_loops"
@@ -179,6 +180,21 @@ if sc_preloading; then
         fail "quorum-metric-unnamed: the metric check did not fail alone without STARCOLL_EXACT"
         sc_show quorum-metric-unnamed
     fi
+
+    # Gradients of one shape told apart by two per-step calls of shapes
+    # of their own: a loss and a 3-float metric.  Each comes after the
+    # gradients since the other, not after a whole step: before, one of
+    # them read as a shifted step every step and the pattern was dropped
+    # (15 times in 60 steps), 30 of 960 contributions were lost and the
+    # replicas differed.
+    for loop in own staging; do
+        name=quorum-one-shape-loss-metric-$loop
+        loops_job "$name" quorum -- "$prog" --loop $loop --counts 32768,32768,32768,32768 --loss --metric 3 --slow-factor 2
+        n=$(sc_totals "$name" quorum)
+        if ! grep -q "learned again" "$SC_WORK/$name.report" && [ "${n:-0}" -gt 0 ]; then
+            ok "$name: the step was never learned again, and its gradients ran in quorum ($n calls)"
+        else fail "$name: the step was learned again, or no call ran in quorum (${n:-0})"; sc_show "$name"; fi
+    done
 
     # Two models trained in turn (a GAN: the critic 5 steps, then the
     # generator once), a persistent 2x straggler.  Tensors of other shapes:

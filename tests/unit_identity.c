@@ -629,6 +629,32 @@ static void test_misaligned_step_is_counted(void)
     job_free(j);
 }
 
+/* Steps with more than one per-step call of a shape of its own: small
+ * biases under STARCOLL_MIN_BYTES among the gradients (local SGD's weights:
+ * loss, loss, W1, b1, W2, b2), or a loss and an accuracy around gradients
+ * of one shape.  Each such call comes after the gradients since the one
+ * before it, not after a whole step: no step is counted, and the pattern
+ * told apart by those calls alone is not dropped. */
+static void test_several_markers_in_a_step(void)
+{
+    job *j = job_new(2);
+    long biases[] = {-1, -1, 1000, -32, 2000, -10};
+    CU_ASSERT_TRUE(learn(j, biases, 6, same_style, 20) >= 0);
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    int slots[4];
+    for (int s = 0; s < 3; s++) check_one_step(j, biases, 6, 30 + s, same_style, slots);
+    CU_ASSERT_EQUAL(sc_identity_misaligned(j->id[0]), 0);
+    CU_ASSERT_EQUAL(sc_identity_misaligned(j->id[1]), 0);
+    job_free(j);
+
+    j = job_new(2);
+    long metrics[] = {-1, 1000, 1000, 1000, -7};
+    CU_ASSERT_TRUE(learn(j, metrics, 5, same_style, 20) >= 0);
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    for (int s = 0; s < 3; s++) check_one_step(j, metrics, 5, 30 + s, same_style, slots);   /* SC_ID_SLOT each */
+    job_free(j);
+}
+
 /* One model trained in turn with another of other shapes (two halves of a
  * network, a GAN's critic and generator): the first model's step, dropped
  * at the second's after two of its calls, is resumed where it left off
@@ -747,6 +773,7 @@ int main(void)
     CU_add_test(s, "ranks whose calls disagree", test_disagreement);
     CU_add_test(s, "stray call, rejected call, new pattern", test_stray_and_relearn);
     CU_add_test(s, "a step that held part of the learned one between two losses is counted", test_misaligned_step_is_counted);
+    CU_add_test(s, "several per-step calls in a step: none counted, none dropped", test_several_markers_in_a_step);
     CU_add_test(s, "a step dropped for another model's, resumed where it left off", test_resumed_where_it_left_off);
     CU_add_test(s, "no period: stays learning", test_never_periodic);
     CU_add_test(s, "a step of no eligible call, then an eligible one", test_step_of_no_eligible_call);
