@@ -396,11 +396,12 @@ static void write_all_passed(FILE *f, const double *tot)
     if (calls <= 0 || tot[F_ELIG] - kept > 0) return;
     int top = -1;
     double most = 0;
-    for (int k = 0; k < SC_ELIG_NREASONS; k++)
+    for (int k = 0; k <= SC_WHY_NO_ENGINE; k++)
         if (tot[F_WHY0 + k] > most) most = tot[F_WHY0 + k], top = k;
     const char *why = top < 0 ? "the eligible calls stayed exact (see below)"
                       : top == SC_ELIG_OK ? "STARCOLL_MODE=sync keeps every call exact"
-                                          : sc_elig_reason((sc_elig)top);
+                      : top == SC_WHY_NO_ENGINE ? "their communicators were kept exact, each for the reason below"
+                                                : sc_elig_reason((sc_elig)top);
     if (tot[F_LEARN] + tot[F_AMBIG] > most)
         why = tot[F_LEARN] >= tot[F_AMBIG] ? "the step's pattern was never learned" : "the step's tensors could not be told apart";
     fprintf(f, "@ Note      : starcoll changed nothing in this job: all %.0f MPI_Allreduce calls passed through exact"

@@ -115,6 +115,11 @@ if [ $have_py = 1 ]; then
         if [ "$n1" -ge 1 ] && [ "$n2" -ge 1 ] && grep -q "^starcoll: totals .* quorum=0 " "$r"; then
             ok "quorum-tensor-parallel: the report says why the pairs ($n1 rows) and the replicas ($n2) stayed exact; no call ran in quorum"
         else fail "quorum-tensor-parallel: the report gives the reason to $n1 pair and $n2 replica rows, or some call ran in quorum"; sc_show quorum-tensor-parallel; fi
+        # its opening note says why most calls passed through: their
+        # communicators, not their size (before: "below STARCOLL_MIN_BYTES")
+        if grep -q "^@ Note .*changed nothing.* (mostly: their communicators were kept exact, each for the reason below)" "$r"; then
+            ok "quorum-tensor-parallel: the report's note says the communicators were kept exact"
+        else fail "quorum-tensor-parallel: the report's note does not say the communicators were kept exact"; sc_show quorum-tensor-parallel; fi
         r="$SC_WORK/quorum-tensor-parallel-named.report"
         if grep -q "^@ comm 1: passed through: [0-9]* named in STARCOLL_EXACT_COMMS" "$r"; then
             ok "quorum-tensor-parallel-named: the report says the pairs' calls stayed exact, named in STARCOLL_EXACT_COMMS"
