@@ -238,6 +238,7 @@ static int delete_state(MPI_Comm comm, int kv, void *attr, void *extra)
         free_carry(c);
     }
     sc_identity_free(cs->id);
+    sc_wprobe_free(cs->wprobe);
     sc_nccl_free(&cs->nccl);
     free(cs->lockstep_buf);
     free(cs);

@@ -8,6 +8,7 @@
 #include "engine.h"
 #include "mode_hier.h"
 #include "nccl.h"
+#include "weights_probe.h"
 
 typedef struct sc_comm {
     MPI_Comm comm;
@@ -20,11 +21,12 @@ typedef struct sc_comm {
      * over agree_comm, a private duplicate made at the first use */
     sc_identity *id;
     MPI_Comm agree_comm;
+    sc_wprobe *wprobe;          /* while a step is learned: its values, to tell averaged weights (weights_probe.h) */
     void *lockstep_buf;         /* the poisoned buffer of an off-pattern lockstep call */
     size_t lockstep_bytes;
     sc_engine *engine;
     int engine_failed;
-    int named_exact;            /* named in STARCOLL_EXACT_COMMS, or crossed (sc_comm_crossed): no identity, no rounds */
+    int named_exact;            /* named in STARCOLL_EXACT_COMMS, crossed (sc_comm_crossed) or averaging: no identity, no rounds */
     double last_exit;           /* when the last eligible call returned (compute time in between) */
     double last_any_exit;       /* when the last MPI_Allreduce on it returned */
     double learn_compute_s;     /* compute time between the calls that learned the pattern: places the coordinator */

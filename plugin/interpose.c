@@ -397,35 +397,59 @@ static int comm_reduce(void *ctx, const void *sendbuf, void *recvbuf, int count,
     return PMPI_Allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, cs->comm);
 }
 
-/* A communicator whose ranks also sum over another that crosses it
- * (sc_comm_crossed: a tensor-parallel group beside its data-parallel
- * replicas) stays exact for good, unless STARCOLL_EXACT_COMMS was given:
- * a model-parallel group's sums are activations, which a tolerant sum
- * gets wrong, not late, and no size or shape tells them from gradients.
- * Which of the two is which is unknown, so neither gets rounds.  Agreed
- * over the communicator (a rank that saw such a one is enough), at the
- * call that adopts a pattern, which every rank makes alike; only where
- * nothing is owed from earlier rounds there (it would be dropped).  1 when
- * kept exact. */
-static int keep_crossed_exact(sc_comm *cs)
+/* What a learned step's values said on this rank (weights_probe.h). */
+typedef struct {
+    int averaged, follow, judged;   /* sc_wprobe_averaged's verdict and its counts */
+} values_said;
+
+/* Two guesses that keep a communicator exact for good, unless
+ * STARCOLL_EXACT_COMMS was given (then the user has said which):
+ * - its ranks also sum over another that crosses it (sc_comm_crossed: a
+ *   tensor-parallel group beside its data-parallel replicas): a
+ *   model-parallel group's sums are activations, which a tolerant sum gets
+ *   wrong, not late, and no size or shape tells them from gradients; which
+ *   of the two is which is unknown, so neither gets rounds;
+ * - its step's tensors were, while it was learned, each about the last
+ *   step's sum (weights_probe.h): weights being averaged, whose sums must
+ *   hold every rank's copy.
+ * Agreed over the communicator (a rank that saw it is enough), at the call
+ * that adopts a pattern, which every rank makes alike; only where nothing
+ * is owed from earlier rounds there (it would be dropped).  1 when kept
+ * exact. */
+static int keep_guessed_exact(sc_comm *cs, const values_said *v)
 {
     if (sc_rt.policy.exact_comms_set || cs->carry) return 0;
     char other[24] = "";
-    int mine = sc_comm_crossed(cs, other, sizeof other), any = 1;
+    /* any[1]: size minus the lowest rank that saw averaging, which says so */
+    int mine[2] = {sc_comm_crossed(cs, other, sizeof other), v->averaged ? cs->size - cs->rank : 0}, any[2] = {1, 0};
     int away = away_begin();
-    if (PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, cs->agree_comm) != MPI_SUCCESS) any = 1;   /* the safe side */
+    if (PMPI_Allreduce(mine, any, 2, MPI_INT, MPI_MAX, cs->agree_comm) != MPI_SUCCESS) any[0] = 1;   /* the safe side */
     away_end(away);
-    if (!any) return 0;
+    if (any[0]) {
+        snprintf(cs->why_exact, sizeof cs->why_exact,
+                 "its ranks also sum over a communicator that neither holds it nor is held by it (model-parallel "
+                 "sums beside data-parallel ones?): name the model-parallel ones in STARCOLL_EXACT_COMMS, or none");
+        keep_exact(cs, cs->why_exact);
+        sc_say(SC_SAY_CROSSED, 0,
+               "starcoll: comm %s: its ranks also sum over comm %s, and neither holds the other: a model-parallel "
+               "(tensor-parallel) group beside data-parallel replicas?  A tolerant sum of activations is wrong, not "
+               "late, so such communicators stay exact; name the model-parallel ones in STARCOLL_EXACT_COMMS (the "
+               "report's numbers), or STARCOLL_EXACT_COMMS=none, and the others get rounds",
+               cs->label, other[0] ? other : "?");
+        return 1;
+    }
+    if (!any[1]) return 0;
     snprintf(cs->why_exact, sizeof cs->why_exact,
-             "its ranks also sum over a communicator that neither holds it nor is held by it (model-parallel "
-             "sums beside data-parallel ones?): name the model-parallel ones in STARCOLL_EXACT_COMMS, or none");
+             "its tensors were each about the last step's sum (weights averaged, not gradients?): "
+             "STARCOLL_EXACT_COMMS=none if they are gradients");
     keep_exact(cs, cs->why_exact);
-    sc_say(SC_SAY_CROSSED, 0,
-           "starcoll: comm %s: its ranks also sum over comm %s, and neither holds the other: a model-parallel "
-           "(tensor-parallel) group beside data-parallel replicas?  A tolerant sum of activations is wrong, not late, "
-           "so such communicators stay exact; name the model-parallel ones in STARCOLL_EXACT_COMMS (the report's "
-           "numbers), or STARCOLL_EXACT_COMMS=none, and the others get rounds",
-           cs->label, other[0] ? other : "?");
+    if (cs->rank == cs->size - any[1])
+        sc_say(SC_SAY_AVERAGED, 1,
+               "starcoll: comm %s: while its step was learned, %d of its %d tensors that changed were each about the "
+               "last step's sum over the %d ranks: weights being averaged, not gradients?  A late copy riding "
+               "into a later sum makes an average wrong, so this communicator stays exact; if they are gradients, "
+               "STARCOLL_EXACT_COMMS=none gives it rounds",
+               cs->label, v->follow, v->judged, cs->size);
     return 1;
 }
 
@@ -435,6 +459,10 @@ static int keep_crossed_exact(sc_comm *cs)
 static void adopt_pattern(sc_comm *cs)
 {
     cs->why_exact[0] = '\0';
+    values_said values = {0, 0, 0};
+    values.averaged = sc_wprobe_averaged(cs->wprobe, sc_identity_slots(cs->id), cs->size, &values.follow, &values.judged);
+    sc_wprobe_free(cs->wprobe);
+    cs->wprobe = NULL;
     if (sc_rt.policy.verbose >= 1 && cs->rank == 0)
         fprintf(stderr, "starcoll: comm %s: learned a step of %d eligible calls (%s)\n", cs->label,
                 sc_identity_slots(cs->id), sc_identity_how(cs->id));
@@ -445,7 +473,7 @@ static void adopt_pattern(sc_comm *cs)
             fprintf(stderr, "starcoll: comm %s: the step's calls stay exact: %s\n", cs->label, cs->why_exact);
         return;
     }
-    if (cs->engine_failed || keep_crossed_exact(cs)) return;
+    if (cs->engine_failed || keep_guessed_exact(cs, &values)) return;
     sc_mode start = sc_rt.policy.mode == SC_MODE_AUTO ? SC_MODE_SYNC : sc_rt.policy.mode;
     sc_engine_away_hook = away_hook;
     int away = away_begin();
@@ -488,7 +516,11 @@ static int learning_call(sc_comm *cs, const sc_call_key *k, const sc_user_call *
                           "disagree; without starcoll this would hang or fail with MPI_ERR_TRUNCATE); not reduced, and "
                           "it does not count", cs->size - others, cs->size);
     cs->row->learning_calls += k->eligible;
+    /* what the step's values say, for keep_guessed_exact */
+    int probe = k->eligible && !sc_rt.policy.exact_comms_set && (cs->wprobe || (cs->wprobe = sc_wprobe_new()));
+    if (probe) sc_wprobe_before(cs->wprobe, c->sendbuf == MPI_IN_PLACE ? c->recvbuf : c->sendbuf, c->count, dk);
     rc = blocking_allreduce(c->sendbuf, c->recvbuf, c->count, c->dt, c->op, cs->comm, 0);
+    if (probe) sc_wprobe_after(cs->wprobe, c->recvbuf, rc == MPI_SUCCESS);
     if (rc == MPI_SUCCESS && cs->carry) sc_comm_pay_carry_kept(cs, k->where, k->shape, c->recvbuf, c->count, dk);
     if (out == SC_LEARN_DONE) adopt_pattern(cs);
     return rc;

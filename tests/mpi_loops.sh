@@ -18,7 +18,8 @@
 # metric are not learned again every step; two models trained in turn (a
 # GAN) never share rounds where shapes or buffers of their own tell them
 # apart; a hybrid tensor- and data-parallel MLP keeps its activation sums
-# exact when STARCOLL_EXACT_COMMS names their communicator.
+# exact when STARCOLL_EXACT_COMMS names their communicator; local SGD's
+# averaged weights stay exact.
 . "$(dirname "$0")/mpi_testlib.sh"
 sc_need_library || finish
 prog="$top_builddir/benchmarks/starcoll_loops"
@@ -133,6 +134,38 @@ if [ $have_py = 1 ]; then
         else
             fail "quorum-tensor-parallel-none: the pairs' sums stayed exact with none named: the check could not fail"
             sc_show quorum-tensor-parallel-none
+        fi
+    fi
+fi
+
+# Local SGD in mpi4py (mpi_weight_average.py): each rank trains its own
+# copy two steps, then the copies' weights are summed and divided by the
+# ranks.  Tolerant rounds make an average of another number of copies:
+# before, quorum left 1316 of 3200 sums partial, the replicas 0.2 apart,
+# and the loss 2.31 -> 2.07 (plain MPI: 1.29).  Now the values seen while
+# the step is learned (each tensor about the last sum over the ranks) keep
+# the communicator exact, said in one line; STARCOLL_EXACT_COMMS=none
+# gives it rounds, and the check of the sums must fail there.
+if [ $have_py = 1 ]; then
+    wascript="$(cd "$(dirname "$0")" && pwd)/mpi_weight_average.py"
+    loops_job quorum-weight-average quorum -- "$py" "$wascript" --slow-factor 2
+    loops_job auto-weight-average auto -- "$py" "$wascript" --slow-factor 2 --steps 300
+    if sc_preloading; then
+        n=$(grep -c "^starcoll: comm 0: while its step was learned, 2 of its 2 tensors that changed were each about the last step's sum over the 8 ranks: weights being averaged" \
+            "$SC_WORK/quorum-weight-average.err")
+        if [ "$n" = 1 ]; then ok "quorum-weight-average: one line says the tensors look like averaged weights, and what to do"
+        else fail "quorum-weight-average: $n lines say the tensors look like averaged weights (1 expected)"; sc_show quorum-weight-average; fi
+        r="$SC_WORK/quorum-weight-average.report"
+        if grep -qE "^@ comm 0: passed through: .*[0-9]+ its tensors were each about the last step's sum \(weights averaged" "$r" &&
+            grep -q "^starcoll: totals .* quorum=0 " "$r"; then
+            ok "quorum-weight-average: the report says why the communicator stayed exact; no call ran in quorum"
+        else fail "quorum-weight-average: the report gives no reason, or some call ran in quorum"; sc_show quorum-weight-average; fi
+        sc_job quorum-weight-average-none 8 -x STARCOLL_MODE=quorum -x STARCOLL_EXACT_COMMS=none "$py" "$wascript" --slow-factor 2
+        if grep -q "^FAIL - weight-average: every averaging sum exact" "$SC_WORK/quorum-weight-average-none.out"; then
+            ok "quorum-weight-average-none: with STARCOLL_EXACT_COMMS=none, the averages are reshaped, as README says (the check can fail)"
+        else
+            fail "quorum-weight-average-none: the averages stayed exact with STARCOLL_EXACT_COMMS=none: the check could not fail"
+            sc_show quorum-weight-average-none
         fi
     fi
 fi
