@@ -79,59 +79,66 @@ static void test_averaged_by_prescaling(void)
     sc_wprobe_free(p);
 }
 
+/* Rank r's buffer of tensor t at step s, element e, in the tests below
+ * whose values do not depend on the last sum. */
+typedef float (*value_fn)(int r, long e, int s, int t);
+
+/* `steps` steps of `tensors` calls whose values f gives; then the
+ * verdict on a step of `tensors` calls must be `verdict`, on `judged`. */
+static void expect(int steps, int tensors, value_fn f, int verdict, int judged)
+{
+    static float x[RANKS][N], out[N];
+    sc_wprobe *p = sc_wprobe_new();
+    for (int s = 0; s < steps; s++)
+        for (int t = 0; t < tensors; t++) {
+            for (int r = 0; r < RANKS; r++)
+                for (long e = 0; e < N; e++) x[r][e] = f(r, e, s, t);
+            call(p, x, N, out);
+        }
+    int follow = -1, asked = -1;
+    CU_ASSERT_EQUAL(sc_wprobe_averaged(p, tensors, RANKS, &follow, &asked), verdict);
+    CU_ASSERT_EQUAL(asked, judged);
+    if (!verdict) CU_ASSERT_EQUAL(follow, 0);
+    sc_wprobe_free(p);
+}
+
 /* Data-parallel gradients: a mean that drifts plus each rank's batch
  * noise, as large as the mean (a real batch's is larger still). */
+static float gradient(int r, long e, int s, int t)
+{
+    (void)r;
+    return (float)(0.1 * sin(0.01 * (double)e + t + 0.1 * s) + 0.1 * noise());
+}
+
 static void test_gradients_not_averaged(void)
 {
-    sc_wprobe *p = sc_wprobe_new();
-    static float g[RANKS][N], out[N];
-    for (int s = 0; s < 6; s++)
-        for (int t = 0; t < 3; t++) {
-            for (int r = 0; r < RANKS; r++)
-                for (long e = 0; e < N; e++) g[r][e] = (float)(0.1 * sin(0.01 * (double)e + t + 0.1 * s) + 0.1 * noise());
-            call(p, g, N - t, out);
-        }
-    int follow = -1, judged = -1;
-    CU_ASSERT_EQUAL(sc_wprobe_averaged(p, 3, RANKS, &follow, &judged), 0);
-    CU_ASSERT_EQUAL(follow, 0);
-    CU_ASSERT_EQUAL(judged, 3);
-    sc_wprobe_free(p);
+    expect(6, 3, gradient, 0, 3);
 }
 
 /* Buffers the same every step say nothing: a benchmark's ones (whose sum
  * over size is the ones again), a frozen layer's zeros, rank + i. */
+static float ones(int r, long e, int s, int t) { (void)r, (void)e, (void)s, (void)t; return 1.0f; }
+static float zeros(int r, long e, int s, int t) { (void)r, (void)e, (void)s, (void)t; return 0.0f; }
+static float rank_plus_i(int r, long e, int s, int t) { (void)s, (void)t; return (float)(r + e); }
+
 static void test_unchanging_buffers_say_nothing(void)
 {
-    static float x[RANKS][N], out[N];
-    for (int kind = 0; kind < 3; kind++) {
-        sc_wprobe *p = sc_wprobe_new();
-        for (int r = 0; r < RANKS; r++)
-            for (long e = 0; e < N; e++) x[r][e] = kind == 0 ? 1.0f : kind == 1 ? 0.0f : (float)(r + e);
-        for (int s = 0; s < 6; s++) call(p, x, N, out);
-        int follow = -1, judged = -1;
-        CU_ASSERT_EQUAL(sc_wprobe_averaged(p, 1, RANKS, &follow, &judged), 0);
-        CU_ASSERT_EQUAL(judged, 0);
-        sc_wprobe_free(p);
-    }
+    expect(6, 1, ones, 0, 0);
+    expect(6, 1, zeros, 0, 0);
+    expect(6, 1, rank_plus_i, 0, 0);
 }
 
 /* The suite's own synthetic gradients (benchmarks/starcoll_loops: a tag
  * times 1 + (rank + step + tensor + element) % 3) are not weights. */
+static float suite_value(int r, long e, int s, int t)
+{
+    float tag = t == 0 ? 1 : t == 1 ? 64 : 4096;
+    return tag * (float)(1 + (r + s + t + e) % 3);
+}
+
 static void test_suite_values_not_averaged(void)
 {
-    sc_wprobe *p = sc_wprobe_new();
-    static float x[RANKS][N], out[N];
-    for (int s = 0; s < 6; s++)
-        for (int i = 0; i < 3; i++) {
-            float tag = i == 0 ? 1 : i == 1 ? 64 : 4096;
-            for (int r = 0; r < RANKS; r++)
-                for (long e = 0; e < N; e++) x[r][e] = tag * (float)(1 + (r + s + i + e) % 3);
-            call(p, x, N, out);
-        }
-    int judged = -1;
-    CU_ASSERT_EQUAL(sc_wprobe_averaged(p, 3, RANKS, NULL, &judged), 0);
-    CU_ASSERT_EQUAL(judged, 3);
-    sc_wprobe_free(p);
+    expect(6, 3, suite_value, 0, 3);
 }
 
 /* Half the tensors averaged is not most of them; one more is. */
@@ -164,6 +171,14 @@ static void test_most_tensors(void)
     }
 }
 
+/* One call of three doubles: d moves a little first, as weights do. */
+static void moved_call(sc_wprobe *p, double *d, const double *r, long count, sc_dkind dk, int ok)
+{
+    d[0] += 0.001;
+    sc_wprobe_before(p, d, count, dk);
+    sc_wprobe_after(p, r, ok);
+}
+
 /* Too little kept, too long a step, failed calls, other shapes, NaN,
  * doubles, short calls, no probe; the verdict forgets what it kept. */
 static void test_bounds(void)
@@ -180,45 +195,33 @@ static void test_bounds(void)
     CU_ASSERT_EQUAL(judged, 0);
     /* a step longer than what is kept */
     sc_wprobe *p = sc_wprobe_new();
-    double d[3] = {1, 2, 3}, r[3] = {8, 16, 24};
-    for (int i = 0; i < 2 * SC_WPROBE_CALLS; i++) {
-        d[0] += 0.001;
-        sc_wprobe_before(p, d, 3, SC_DK_DOUBLE);
-        sc_wprobe_after(p, r, 1);
-    }
+    double d[3] = {1, 2, 3}, r[3] = {8, 16, 24}, nan_r[3] = {NAN, 16, 24};
+    for (int i = 0; i < 2 * SC_WPROBE_CALLS; i++) moved_call(p, d, r, 3, SC_DK_DOUBLE, 1);
     CU_ASSERT_EQUAL(sc_wprobe_averaged(p, SC_WPROBE_CALLS, RANKS, &follow, &judged), 0);
     CU_ASSERT_EQUAL(judged, 0);
     /* doubles, three elements: averaged (d is about r / 8 each time) */
     d[0] = 1;
-    for (int i = 0; i < 4; i++) {
-        d[0] += 0.001;
-        sc_wprobe_before(p, d, 3, SC_DK_DOUBLE);
-        sc_wprobe_after(p, r, 1);
-    }
+    for (int i = 0; i < 4; i++) moved_call(p, d, r, 3, SC_DK_DOUBLE, 1);
     CU_ASSERT_EQUAL(sc_wprobe_averaged(p, 1, RANKS, &follow, &judged), 1);
     CU_ASSERT_EQUAL(judged, 1);
     /* forgotten: nothing kept now */
     CU_ASSERT_EQUAL(sc_wprobe_averaged(p, 1, RANKS, &follow, &judged), 0);
     CU_ASSERT_EQUAL(judged, 0);
-    /* a failed call is forgotten; other shapes, other kinds, NaN are not judged */
-    sc_wprobe_before(p, d, 3, SC_DK_DOUBLE);
-    sc_wprobe_after(p, r, 0);
-    d[0] += 0.001;
-    sc_wprobe_before(p, d, 3, SC_DK_DOUBLE);
-    sc_wprobe_after(p, r, 1);
-    d[0] += 0.001;
-    sc_wprobe_before(p, d, 2, SC_DK_DOUBLE);
-    sc_wprobe_after(p, r, 1);
+    /* a failed call is forgotten: the next is judged against the one before it */
+    d[0] = 1;
+    moved_call(p, d, r, 3, SC_DK_DOUBLE, 1);
+    moved_call(p, d, nan_r, 3, SC_DK_DOUBLE, 0);
+    moved_call(p, d, r, 3, SC_DK_DOUBLE, 1);
+    CU_ASSERT_EQUAL(sc_wprobe_averaged(p, 1, RANKS, &follow, &judged), 1);
+    CU_ASSERT_EQUAL(judged, 1);
+    /* other shapes, other kinds, NaN are not judged */
+    moved_call(p, d, r, 3, SC_DK_DOUBLE, 1);
+    moved_call(p, d, r, 2, SC_DK_DOUBLE, 1);
     CU_ASSERT_EQUAL(sc_wprobe_averaged(p, 1, RANKS, &follow, &judged), 0);
     CU_ASSERT_EQUAL(judged, 0);
-    sc_wprobe_before(p, d, 3, SC_DK_OTHER);   /* not kept at all */
-    sc_wprobe_after(p, r, 1);
-    double nan_r[3] = {NAN, 16, 24};
-    sc_wprobe_before(p, d, 3, SC_DK_DOUBLE);
-    sc_wprobe_after(p, nan_r, 1);
-    d[0] += 0.001;
-    sc_wprobe_before(p, d, 3, SC_DK_DOUBLE);
-    sc_wprobe_after(p, r, 1);
+    moved_call(p, d, r, 3, SC_DK_OTHER, 1);   /* not kept at all */
+    moved_call(p, d, nan_r, 3, SC_DK_DOUBLE, 1);
+    moved_call(p, d, r, 3, SC_DK_DOUBLE, 1);
     CU_ASSERT_EQUAL(sc_wprobe_averaged(p, 1, RANKS, &follow, &judged), 0);
     CU_ASSERT_EQUAL(judged, 0);
     CU_ASSERT_EQUAL(sc_wprobe_averaged(p, 0, RANKS, &follow, &judged), 0);
