@@ -11,6 +11,9 @@ uses fresh NumPy arrays and reduces the loss over the world.  The last
 rank computes --slow-factor times as long.  mpi4py's default error
 handling stays: an error is an exception, and fails the run.
 
+A figures line gives the mean step of the ranks but the slow one, and the
+slow rank's (the exact checks' Reduce and Bcast included).
+
 Checks (rank 0 prints "ok"/"FAIL" lines and "N passed, N failed"): every
 averaging sum equals the same sum by Reduce and Bcast (which starcoll
 does not reshape; within float rounding, 1e-5 of the largest element);
@@ -51,6 +54,7 @@ def exact_sum(a):
 
 not_exact = 0
 losses = []
+t0 = time.perf_counter()
 for step in range(steps):
     time.sleep(0.002 * (slow_factor if rank == size - 1 else 1.0))   # compute
     data = np.random.default_rng(1000 + step * size + rank)
@@ -81,7 +85,9 @@ for step in range(steps):
             averaged.append(s / size)
         weights = averaged
 
+loop_s = time.perf_counter() - t0
 not_exact = world.allreduce(not_exact)
+times = world.gather(loop_s, root=0)
 drift = 0.0
 for w in weights:
     w0 = w.copy()
@@ -98,4 +104,6 @@ checks = [
 if rank == 0:
     for good, what in checks:
         print(("ok   - " if good else "FAIL - ") + what)
+    print("weight-average: ranks=%d steps=%d step_ms=%.3f slow_step_ms=%.3f"
+          % (size, steps, 1e3 * sum(times[:-1]) / (size - 1) / steps, 1e3 * times[-1] / steps))
     print("%d passed, %d failed" % (sum(g for g, _ in checks), sum(not g for g, _ in checks)))
