@@ -35,7 +35,7 @@
  *
  * usage: starcoll_loops [--loop fresh|moving|own|staging] [--counts C1,C2,...]
  *          [--model FILE [--scale N]] [--loss] [--metric N [--metric-pcontrol]] [--alternate K [--alternate-comm]] [--in-place] [--steps N] [--warmup N] [--compute-ms MS]
- *          [--slow-rank R] [--slow-factor F] [--extra-call STEP]
+ *          [--slow-rank R] [--slow-factor F] [--extra-call STEP] [--skip-at STEP]
  *          [--stop-at STEP --stop-s S [--freeze]] [--two-comms [--halves-in-order] [--disconnect] [--part-at STEP]]
  *          [--soak] [--bound-s S]
  *          [--comm-thread] [--same-results] [--end-call CALL [--call-every N]]
@@ -89,6 +89,9 @@
  *         Its result is checked.
  *         --call-every N: also after every N steps (a checkpoint, a
  *         figure passed on now and then).
+ * --skip-at STEP: at STEP every rank leaves out the last tensor's call
+ *         (a parameter that got no gradient that step: unused, frozen,
+ *         an expert no sample was routed to).
  * --alternate K: two models trained in turn, as a GAN's critic and
  *         generator (WGAN: K = 5): the first half of the tensors reduced K
  *         steps of every K+1, the second half at the K+1st; the flush
@@ -125,7 +128,7 @@ static int rank, size, ntensors = 4, loss = 0, in_place = 0, steps = 60, warmup 
 static long counts[MAX_TENSORS] = {65536, 32768, 16384, 49152};
 static double compute_ms = 10, slow_factor = 1, stop_s = 0;
 static int freeze;
-static int slow_rank = -1, extra_call = -1, stop_at = -1;
+static int slow_rank = -1, extra_call = -1, stop_at = -1, skip_at = -1;
 static const char *loop = "fresh", *model = NULL;
 static long scale = 1;
 static int passed, failed, bad_returns, two_comms = 0, halves_in_order = 0, disconnect = 0, soak = 0, same_results = 0;
@@ -279,6 +282,7 @@ static void take(state *st, int i, int s, const float *res)
  * generator), reduced at the K+1st.  Without it every tensor, every step. */
 static int reduced_at(int i, int s)
 {
+    if (s == skip_at && i == ntensors - 1 && ntensors > 1) return 0;
     if (alternate <= 0) return 1;
     return (i < ntensors / 2) == (s % (alternate + 1) != alternate);
 }
@@ -808,6 +812,7 @@ int main(int argc, char **argv)
         else if (v && !strcmp(o, "--slow-rank")) slow_rank = atoi(argv[++a]);
         else if (v && !strcmp(o, "--slow-factor")) slow_factor = atof(argv[++a]);
         else if (v && !strcmp(o, "--extra-call")) extra_call = atoi(argv[++a]);
+        else if (v && !strcmp(o, "--skip-at")) skip_at = atoi(argv[++a]);
         else if (v && !strcmp(o, "--stop-at")) stop_at = atoi(argv[++a]);
         else if (v && !strcmp(o, "--stop-s")) stop_s = atof(argv[++a]);
         else if (!strcmp(o, "--freeze")) freeze = 1;
