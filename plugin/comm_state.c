@@ -76,6 +76,7 @@ static sc_carry *new_carry(const sc_comm *cs)
     }
     c->nslots = n;
     c->lineage = sc_identity_lineage(cs->id, &c->rot);
+    c->marker_slot = sc_identity_marker_slot(cs->id, &c->marker_shape);
     c->shapes = malloc(sizeof(uint64_t) * (size_t)n);
     c->where = malloc(sizeof(uint64_t) * (size_t)n);
     c->buf = calloc((size_t)n, sizeof(void *));
@@ -122,27 +123,41 @@ void sc_comm_stop_engine(sc_comm *cs, int keep_leftovers)
         for (int s = 0; s < k->nslots; s++) k->to[s] = -1;
 }
 
+/* Carry c's slot s is the current pattern's slot (s + shift) mod n in
+ * shapes? */
+static int shapes_match(const sc_comm *cs, const sc_carry *c, long shift)
+{
+    int n = c->nslots;
+    for (int s = 0; s < n; s++)
+        if (sc_identity_slot_shape(cs->id, (int)((s + shift) % n)) != c->shapes[s]) return 0;
+    return 1;
+}
+
 /* The shift under which carry c's slot s is the current pattern's slot
  * (s + shift) mod n: for a carry of this same pattern (resumed), the turn
- * of its slots since; else the one shift under which every shape matches.
- * -1: none, or several (a step of equal blocks learned again from another
- * block; where buffers are kept per tensor, its results are paid at each
- * tensor's next call while it is learned: sc_comm_pay_carry_kept).  From
- * agreed patterns only: the same on every rank. */
+ * of its slots since; else the one shift under which every shape matches;
+ * of several (a step of one shape), the one that puts the gradient after
+ * the same per-step call (a loss) in the same slot, where both patterns
+ * have one.  -1: none, or several and no such call (a step of equal
+ * blocks learned again from another block; where buffers are kept per
+ * tensor, its results are paid at each tensor's next call while it is
+ * learned: sc_comm_pay_carry_kept).  From agreed patterns only: the same
+ * on every rank. */
 static long carry_shift(const sc_comm *cs, const sc_carry *c)
 {
     int n = sc_identity_slots(cs->id), rot;
     if (c->nslots != n) return -1;
     if (sc_identity_lineage(cs->id, &rot) == c->lineage) return ((c->rot - rot) % n + n) % n;
     long found = -1;
-    for (int shift = 0; shift < n; shift++) {
-        int all = 1;
-        for (int s = 0; s < n && all; s++) all = sc_identity_slot_shape(cs->id, (s + shift) % n) == c->shapes[s];
-        if (!all) continue;
-        if (found >= 0) return -1;
-        found = shift;
-    }
-    return found;
+    int matches = 0;
+    for (int shift = 0; shift < n; shift++)
+        if (shapes_match(cs, c, shift) && matches++ == 0) found = shift;
+    if (matches <= 1) return found;
+    uint64_t marker = 0;
+    int now = sc_identity_marker_slot(cs->id, &marker);
+    if (now < 0 || c->marker_slot < 0 || marker != c->marker_shape) return -1;
+    long shift = ((now - c->marker_slot) % n + n) % n;
+    return shapes_match(cs, c, shift) ? shift : -1;
 }
 
 void sc_comm_map_carries(sc_comm *cs)

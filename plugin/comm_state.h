@@ -50,6 +50,8 @@ typedef struct sc_carry {
     int nslots;
     long lineage;               /* the pattern's (sc_identity_lineage) */
     int rot;
+    int marker_slot;            /* the old pattern's slot after its per-step call, -1 none (sc_identity_marker_slot) */
+    uint64_t marker_shape;      /* that call's shape */
     uint64_t *shapes;           /* the old pattern's slot shapes */
     uint64_t *where;            /* per old slot, this rank's buffer hint at its last call (0 unknown) */
     int kept;                   /* this rank kept a buffer per tensor then: where names the tensor */

@@ -41,6 +41,7 @@ struct sc_identity {
     int marker_dependent;
     uint64_t markers[SC_MARKERS_MAX];
     int marker_gap[SC_MARKERS_MAX];     /* eligible calls from the marker before, around the unit */
+    int marker_slot;                    /* the slot after markers[0] (sc_identity_marker_slot), -1 none */
     int nmarkers;
     long since_marker;
     int seen_marker, shifted;
@@ -119,6 +120,7 @@ static void forget_history(sc_identity *id)
     id->miss_streak = 0;
     id->marker_dependent = 0;
     id->nmarkers = 0;
+    id->marker_slot = -1;
     id->since_marker = 0;
     id->seen_marker = id->shifted = 0;
     id->misaligned = 0;
@@ -581,6 +583,16 @@ static void adopt(sc_identity *id, int L, long M, int turned)
     for (int s = 1; s < id->nslots; s++) one_shape &= id->slot_shape[s] == id->slot_shape[0];
     id->marker_dependent = id->trusted && M == 1 && nonslot > 0 && one_shape;
     id->nmarkers = id->trusted ? unit_markers(id, id->nhist, L, id->markers, id->marker_gap, SC_MARKERS_MAX) : 0;
+    id->marker_slot = -1;
+    if (id->nmarkers > 0 && M == 1 && whole) {
+        int before = 0;
+        for (int j = 0; j < L; j++) {
+            const sc_call_key *c = at(id, id->nhist - L + j);
+            if (!c->eligible && c->shape == id->markers[0]) break;
+            before += c->eligible != 0;
+        }
+        id->marker_slot = before % id->nslots;
+    }
     id->since_marker = 0;
     id->seen_marker = id->shifted = 0;
     id->misaligned = 0;
@@ -635,6 +647,7 @@ static void resume(sc_identity *id)
     id->pos = 0;
     id->miss_streak = 0;
     id->marker_dependent = id->nmarkers = 0;
+    id->marker_slot = -1;
     id->watch = 0;
     id->kept = id->cache_kept;   /* until a call's buffer differs from its last one */
     id->lineage = id->cache_lineage;
@@ -816,6 +829,12 @@ long sc_identity_lineage(const sc_identity *id, int *rot)
 }
 long sc_identity_position(const sc_identity *id) { return id->pos; }
 long sc_identity_relearns(const sc_identity *id) { return id->relearns; }
+int sc_identity_marker_slot(const sc_identity *id, uint64_t *shape)
+{
+    if (!id->learned || id->marker_slot < 0) return -1;
+    if (shape) *shape = id->markers[0];
+    return id->marker_slot;
+}
 const char *sc_identity_why_exact(const sc_identity *id) { return id->learned ? id->why : "pattern not learned"; }
 
 long sc_identity_misaligned(const sc_identity *id) { return id->learned ? id->misaligned : 0; }

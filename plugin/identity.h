@@ -148,6 +148,11 @@ int sc_identity_buffers_kept(const sc_identity *id);
 long sc_identity_lineage(const sc_identity *id, int *rot);
 long sc_identity_position(const sc_identity *id);    /* on-pattern eligible calls since learning */
 long sc_identity_relearns(const sc_identity *id);
+/* Where the step's first per-step call of a shape of its own (a loss)
+ * falls: the slot of the gradient after it, its shape in *shape (may be
+ * NULL); -1 when the pattern has none.  Two patterns of one shape, both
+ * marked by the same call, have the same tensor in that slot. */
+int sc_identity_marker_slot(const sc_identity *id, uint64_t *shape);
 /* Why an agreed pattern is not told apart, "" when it is. */
 const char *sc_identity_why_exact(const sc_identity *id);
 /* Two tensors in turn at one place of the step, seen in this rank's own

@@ -655,6 +655,41 @@ static void test_several_markers_in_a_step(void)
     job_free(j);
 }
 
+/* Gradients of one shape told apart by a loss: the slot of the gradient
+ * after the loss is said (sc_identity_marker_slot), wherever the step was
+ * learned from, so that a pattern learned again maps the results of the
+ * dropped one onto the same tensors.  None without a per-step call. */
+static void test_marker_slot(void)
+{
+    long after_loss[] = {-1, 1000, 1000, 1000}, loss_between[] = {1000, -1, 1000, 1000};
+    const long *steps[] = {after_loss, loss_between};
+    int first_after[] = {0, 1};   /* the step's eligible call right after the loss */
+    for (int v = 0; v < 2; v++)
+        for (int extra = 0; extra < 3; extra++) {
+            job *j = job_new(2);
+            /* a few calls first, so learning ends at another place of the step */
+            for (int t = 0; t < extra; t++)
+                for (int r = 0; r < 2; r++) {
+                    sc_call_key k = key(77 + t, 1, 0);
+                    int slot;
+                    CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &k, &slot), SC_ID_LEARNING);
+                }
+            CU_ASSERT_TRUE(learn(j, steps[v], 4, same_style, 20) >= 0);
+            CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+            int slots[3];
+            check_one_step(j, steps[v], 4, 40, same_style, slots);
+            uint64_t shape = 0;
+            for (int r = 0; r < 2; r++) CU_ASSERT_EQUAL(sc_identity_marker_slot(j->id[r], &shape), slots[first_after[v]]);
+            CU_ASSERT_EQUAL(shape, key(1, 0, 0).shape);
+            job_free(j);
+        }
+    job *j = job_new(2);
+    long no_loss[] = {1000, 2000, 3000};
+    CU_ASSERT_TRUE(learn(j, no_loss, 3, same_style, 20) >= 0);
+    CU_ASSERT_EQUAL(sc_identity_marker_slot(j->id[0], NULL), -1);
+    job_free(j);
+}
+
 /* One model trained in turn with another of other shapes (two halves of a
  * network, a GAN's critic and generator): the first model's step, dropped
  * at the second's after two of its calls, is resumed where it left off
@@ -774,6 +809,7 @@ int main(void)
     CU_add_test(s, "stray call, rejected call, new pattern", test_stray_and_relearn);
     CU_add_test(s, "a step that held part of the learned one between two losses is counted", test_misaligned_step_is_counted);
     CU_add_test(s, "several per-step calls in a step: none counted, none dropped", test_several_markers_in_a_step);
+    CU_add_test(s, "the slot after the loss, wherever the step was learned from", test_marker_slot);
     CU_add_test(s, "a step dropped for another model's, resumed where it left off", test_resumed_where_it_left_off);
     CU_add_test(s, "no period: stays learning", test_never_periodic);
     CU_add_test(s, "a step of no eligible call, then an eligible one", test_step_of_no_eligible_call);
