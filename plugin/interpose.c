@@ -414,17 +414,21 @@ typedef struct {
  *   hold every rank's copy.
  * Agreed over the communicator (a rank that saw it is enough), at the call
  * that adopts a pattern, which every rank makes alike; only where nothing
- * is owed from earlier rounds there (it would be dropped).  1 when kept
- * exact. */
+ * is owed from earlier rounds there, on any rank (it would be dropped).
+ * 1 when kept exact. */
 static int keep_guessed_exact(sc_comm *cs, const values_said *v)
 {
-    if (sc_rt.policy.exact_comms_set || cs->carry) return 0;
+    if (sc_rt.policy.exact_comms_set) return 0;   /* the same on every rank (the policy hash) */
     char other[24] = "";
-    /* any[1]: size minus the lowest rank that saw averaging, which says so */
-    int mine[2] = {sc_comm_crossed(cs, other, sizeof other), v->averaged ? cs->size - cs->rank : 0}, any[2] = {1, 0};
+    /* any[1]: size minus the lowest rank that saw averaging, which says so;
+     * any[2]: a rank is owed results from earlier rounds (each rank's own
+     * leftovers: agreed, so that all decide alike) */
+    int mine[3] = {sc_comm_crossed(cs, other, sizeof other), v->averaged ? cs->size - cs->rank : 0, cs->carry != NULL};
+    int any[3] = {1, 0, 1};
     int away = away_begin();
-    if (PMPI_Allreduce(mine, any, 2, MPI_INT, MPI_MAX, cs->agree_comm) != MPI_SUCCESS) any[0] = 1;   /* the safe side */
+    if (PMPI_Allreduce(mine, any, 3, MPI_INT, MPI_MAX, cs->agree_comm) != MPI_SUCCESS) any[0] = 1, any[2] = 0;   /* the safe side */
     away_end(away);
+    if (any[2]) return 0;
     if (any[0]) {
         snprintf(cs->why_exact, sizeof cs->why_exact,
                  "its ranks also sum over a communicator that neither holds it nor is held by it (model-parallel "
