@@ -23,6 +23,8 @@
 #include "proc_source.h"
 #include "agree.h"
 #include "startup.h"
+#include "kept_exact.h"
+#include "away_around.h"
 
 sc_runtime sc_rt;
 
@@ -228,22 +230,6 @@ static int meets_first(const sc_comm *cs, sc_elig e)
 
 /* ---- which tensor a call is (identity.h, agree.h) ------------------------ */
 
-/* Around the collectives of one call on cs outside any engine's rounds
- * (the agreement votes, a lockstep call): the engines of the other
- * communicators are told this rank is away, as around any exact
- * all-reduce, so none of their rounds waits for it meanwhile. */
-static int away_begin(void)
-{
-    int engines = sc_comm_engines_here();
-    if (engines) sc_comm_away(NULL, 1, SC_AWAY_ALLREDUCE);
-    return engines;
-}
-
-static void away_end(int engines)
-{
-    if (engines) sc_comm_away(NULL, 0, SC_AWAY_ALLREDUCE);
-}
-
 /* Codes for a call's shape: predefined datatypes and ops by their place in
  * a list (their handles may differ between processes), others by size. */
 static int type_code(MPI_Datatype dt)
@@ -293,18 +279,6 @@ static int identity_applies(const sc_comm *cs)
     return !cs->is_inter && cs->size >= 2;
 }
 
-/* cs keeps every call exact from here on: its identity and agreement
- * communicator (where it has them) are dropped, at a call all its ranks
- * make (PMPI_Comm_free is collective), and its report row says why. */
-static void keep_exact(sc_comm *cs, const char *why)
-{
-    sc_identity_free(cs->id);
-    cs->id = NULL;
-    if (cs->agree_comm != MPI_COMM_NULL) PMPI_Comm_free(&cs->agree_comm);
-    cs->named_exact = 1;
-    snprintf(sc_rt.row_why[cs->row - sc_rt.rows], sizeof sc_rt.row_why[0], "%s", why);
-}
-
 /* cs's identity and agreement communicator, made at the first call that
  * needs them: collective, at every rank's first MPI_Allreduce on cs under
  * a tolerant policy.  0 when they cannot be had: cs's calls then pass
@@ -335,7 +309,7 @@ static int ensure_identity(sc_comm *cs)
         sc_identity_free(id);
     }
     if (named) {
-        keep_exact(cs, "named in STARCOLL_EXACT_COMMS");
+        sc_keep_exact(cs, "named in STARCOLL_EXACT_COMMS");
         return 0;
     }
     if (!all) {
@@ -397,73 +371,13 @@ static int comm_reduce(void *ctx, const void *sendbuf, void *recvbuf, int count,
     return PMPI_Allreduce(sendbuf, recvbuf, count, dt, MPI_SUM, cs->comm);
 }
 
-/* What a learned step's values said on this rank (weights_probe.h). */
-typedef struct {
-    int averaged, follow, judged;   /* sc_wprobe_averaged's verdict and its counts */
-} values_said;
-
-/* Two guesses that keep a communicator exact for good, unless
- * STARCOLL_EXACT_COMMS was given (then the user has said which):
- * - its ranks also sum over another that crosses it (sc_comm_crossed: a
- *   tensor-parallel group beside its data-parallel replicas): a
- *   model-parallel group's sums are activations, which a tolerant sum gets
- *   wrong, not late, and no size or shape tells them from gradients; which
- *   of the two is which is unknown, so neither gets rounds;
- * - its step's tensors were, while it was learned, each about the last
- *   step's sum (weights_probe.h): weights being averaged, whose sums must
- *   hold every rank's copy.
- * Agreed over the communicator (a rank that saw it is enough), at the call
- * that adopts a pattern, which every rank makes alike; only where nothing
- * is owed from earlier rounds there, on any rank (it would be dropped).
- * 1 when kept exact. */
-static int keep_guessed_exact(sc_comm *cs, const values_said *v)
-{
-    if (sc_rt.policy.exact_comms_set) return 0;   /* the same on every rank (the policy hash) */
-    char other[24] = "";
-    /* any[1]: size minus the lowest rank that saw averaging, which says so;
-     * any[2]: a rank is owed results from earlier rounds (each rank's own
-     * leftovers: agreed, so that all decide alike) */
-    int mine[3] = {sc_comm_crossed(cs, other, sizeof other), v->averaged ? cs->size - cs->rank : 0, cs->carry != NULL};
-    int any[3] = {1, 0, 1};
-    int away = away_begin();
-    if (PMPI_Allreduce(mine, any, 3, MPI_INT, MPI_MAX, cs->agree_comm) != MPI_SUCCESS) any[0] = 1, any[2] = 0;   /* the safe side */
-    away_end(away);
-    if (any[2]) return 0;
-    if (any[0]) {
-        snprintf(cs->why_exact, sizeof cs->why_exact,
-                 "its ranks also sum over a communicator that neither holds it nor is held by it (model-parallel "
-                 "sums beside data-parallel ones?): name the model-parallel ones in STARCOLL_EXACT_COMMS, or none");
-        keep_exact(cs, cs->why_exact);
-        sc_say(SC_SAY_CROSSED, 0,
-               "starcoll: comm %s: its ranks also sum over comm %s, and neither holds the other: a model-parallel "
-               "(tensor-parallel) group beside data-parallel replicas?  A tolerant sum of activations is wrong, not "
-               "late, so such communicators stay exact; name the model-parallel ones in STARCOLL_EXACT_COMMS (the "
-               "report's numbers), or STARCOLL_EXACT_COMMS=none, and the others get rounds",
-               cs->label, other[0] ? other : "?");
-        return 1;
-    }
-    if (!any[1]) return 0;
-    snprintf(cs->why_exact, sizeof cs->why_exact,
-             "its tensors were each about the last step's sum (weights averaged, not gradients?): "
-             "STARCOLL_EXACT_COMMS=none if they are gradients");
-    keep_exact(cs, cs->why_exact);
-    if (cs->rank == cs->size - any[1])
-        sc_say(SC_SAY_AVERAGED, 1,
-               "starcoll: comm %s: while its step was learned, %d of its %d tensors that changed were each about the "
-               "last step's sum over the %d ranks: weights being averaged, not gradients?  A late copy riding "
-               "into a later sum makes an average wrong, so this communicator stays exact; if they are gradients, "
-               "STARCOLL_EXACT_COMMS=none gives it rounds",
-               cs->label, v->follow, v->judged, cs->size);
-    return 1;
-}
-
 /* A pattern is agreed: tolerated by the engine when its tensors are told
  * apart, else its calls stay exact (the report says why).  Collective:
  * every rank agrees at this same call. */
 static void adopt_pattern(sc_comm *cs)
 {
     cs->why_exact[0] = '\0';
-    values_said values = {0, 0, 0};
+    sc_values_said values = {0, 0, 0};
     values.averaged = sc_wprobe_averaged(cs->wprobe, sc_identity_slots(cs->id), cs->size, &values.follow, &values.judged);
     sc_wprobe_free(cs->wprobe);
     cs->wprobe = NULL;
@@ -477,7 +391,7 @@ static void adopt_pattern(sc_comm *cs)
             fprintf(stderr, "starcoll: comm %s: the step's calls stay exact: %s\n", cs->label, cs->why_exact);
         return;
     }
-    if (cs->engine_failed || keep_guessed_exact(cs, &values)) return;
+    if (cs->engine_failed || sc_keep_guessed_exact(cs, &values)) return;
     sc_mode start = sc_rt.policy.mode == SC_MODE_AUTO ? SC_MODE_SYNC : sc_rt.policy.mode;
     sc_engine_away_hook = away_hook;
     int away = away_begin();
@@ -520,7 +434,7 @@ static int learning_call(sc_comm *cs, const sc_call_key *k, const sc_user_call *
                           "disagree; without starcoll this would hang or fail with MPI_ERR_TRUNCATE); not reduced, and "
                           "it does not count", cs->size - others, cs->size);
     cs->row->learning_calls += k->eligible;
-    /* what the step's values say, for keep_guessed_exact */
+    /* what the step's values say, for sc_keep_guessed_exact */
     int probe = k->eligible && !sc_rt.policy.exact_comms_set && (cs->wprobe || (cs->wprobe = sc_wprobe_new()));
     if (probe) sc_wprobe_before(cs->wprobe, c->sendbuf == MPI_IN_PLACE ? c->recvbuf : c->sendbuf, c->count, dk);
     rc = blocking_allreduce(c->sendbuf, c->recvbuf, c->count, c->dt, c->op, cs->comm, 0);
