@@ -2,7 +2,6 @@
 #include "weights_probe.h"
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 typedef struct {
     long count;
@@ -14,7 +13,7 @@ typedef struct {
 } sc_wcall;
 
 struct sc_wprobe {
-    sc_wcall calls[SC_WPROBE_CALLS];    /* a ring: calls[(first + i) % SC_WPROBE_CALLS] */
+    sc_wcall calls[SC_WPROBE_CALLS];    /* a ring: call i since the last verdict in calls[i % SC_WPROBE_CALLS] */
     long kept;                          /* calls made since the last verdict */
     int open;                           /* a call's contribution is in, its result not yet */
 };
