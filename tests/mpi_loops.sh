@@ -142,8 +142,8 @@ fi
 # Local SGD in mpi4py (mpi_weight_average.py): each rank trains its own
 # copy two steps, then the copies' weights are summed and divided by the
 # ranks.  Tolerant rounds make an average of another number of copies:
-# before, quorum left 1316 of 3200 sums partial, the replicas 0.2 apart,
-# and the loss 2.31 -> 2.07 (plain MPI: 1.29).  Now the values seen while
+# before, quorum left 1328 of 3200 sums partial, the replicas 0.013
+# apart, and the loss 2.31 -> 2.07 (plain MPI: 1.29).  Now the values seen while
 # the step is learned (each tensor about the last sum over the ranks) keep
 # the communicator exact, said in one line; STARCOLL_EXACT_COMMS=none
 # gives it rounds, and the check of the sums must fail there.
