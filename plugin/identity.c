@@ -230,10 +230,10 @@ static int told_apart_by_shape(const sc_identity *id, long n, int L)
 
 /* The ineligible calls of the last unit of U calls whose shape occurs once
  * in it (a per-step loss or metric: they mark where steps start): how many,
- * up to max, with their shapes in out when it is not NULL, and in gap the
+ * up to max, with their shapes in out when it is not NULL, in gap the
  * eligible calls from the marker before (the unit's last one for the
- * first) up to each. */
-static int unit_markers(const sc_identity *id, long n, int U, uint64_t *out, int *gap, int max)
+ * first) up to each, and in *before_first those before the first. */
+static int unit_markers(const sc_identity *id, long n, int U, uint64_t *out, int *gap, int *before_first, int max)
 {
     int found = 0, eligible = 0, total = 0, between = 0;
     for (int j = 0; j < U; j++) {
@@ -250,6 +250,7 @@ static int unit_markers(const sc_identity *id, long n, int U, uint64_t *out, int
             if (out) out[found] = c->shape;
             if (gap) gap[found] = eligible;
             if (found > 0) between += eligible;
+            else if (before_first) *before_first = eligible;
             eligible = 0;
             found++;
         }
@@ -582,17 +583,10 @@ static void adopt(sc_identity *id, int L, long M, int turned)
     int one_shape = 1;
     for (int s = 1; s < id->nslots; s++) one_shape &= id->slot_shape[s] == id->slot_shape[0];
     id->marker_dependent = id->trusted && M == 1 && nonslot > 0 && one_shape;
-    id->nmarkers = id->trusted ? unit_markers(id, id->nhist, L, id->markers, id->marker_gap, SC_MARKERS_MAX) : 0;
-    id->marker_slot = -1;
-    if (id->nmarkers > 0 && M == 1 && whole) {
-        int before = 0;
-        for (int j = 0; j < L; j++) {
-            const sc_call_key *c = at(id, id->nhist - L + j);
-            if (!c->eligible && c->shape == id->markers[0]) break;
-            before += c->eligible != 0;
-        }
-        id->marker_slot = before % id->nslots;
-    }
+    int before_first = 0;
+    id->nmarkers =
+        id->trusted ? unit_markers(id, id->nhist, L, id->markers, id->marker_gap, &before_first, SC_MARKERS_MAX) : 0;
+    id->marker_slot = id->nmarkers > 0 && M == 1 && whole ? before_first % id->nslots : -1;
     id->since_marker = 0;
     id->seen_marker = id->shifted = 0;
     id->misaligned = 0;
@@ -687,7 +681,7 @@ sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_L
     if (L <= 0 || L != -agreed[SC_VOTE_NUNIT] || agreed[SC_VOTE_WAIT]) return SC_LEARN_GO_ON;
     /* A unit with a per-step call that is no gradient (a loss, a metric)
      * is no run of layers inside a step: no further evidence needed. */
-    int marked = unit_markers(id, id->nhist, (int)L, NULL, NULL, 1) > 0;
+    int marked = unit_markers(id, id->nhist, (int)L, NULL, NULL, NULL, 1) > 0;
     if (!marked && !agreed[SC_VOTE_SPANS] && agreed[SC_VOTE_NO_GAP]) return SC_LEARN_GO_ON;   /* maybe a run inside a step */
     /* The step is the least common multiple of what the ranks' buffers
      * say and, for a unit shapes tell apart, of where their gaps fall.
