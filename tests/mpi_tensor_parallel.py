@@ -25,15 +25,15 @@ tensor-parallel sum equals the exact one at every step (the same sum by
 Reduce and Bcast, which starcoll does not reshape: bitwise, two addends);
 and the loss of the last 20 steps is under half that of the first 20.
 """
-import sys
 import time
 
 from mpi4py import MPI
 import numpy as np
 
-args = sys.argv[1:]
-slow_factor = float(args[args.index("--slow-factor") + 1]) if "--slow-factor" in args else 1.0
-steps = int(args[args.index("--steps") + 1]) if "--steps" in args else 150
+from mlp_job import batch, exact_sum, loss_gradient, option, report, softmax_loss
+
+slow_factor = option("--slow-factor", 1.0, float)
+steps = option("--steps", 150, int)
 
 world = MPI.COMM_WORLD
 rank, size = world.Get_rank(), world.Get_size()
@@ -43,8 +43,6 @@ tp = world.Split(rank // mp, rank)      # the pair: tensor parallel
 dpc = world.Split(rank % mp, rank)      # the replicas of this half: data parallel
 half, member = tp.Get_rank(), dpc.Get_rank()
 
-# Synthetic digits: a fixed teacher labels Gaussian inputs.
-teacher = np.random.default_rng(1).standard_normal((64, 10)).astype(np.float32)
 rng = np.random.default_rng(0)
 H, b = 256, 32
 hs = H // mp
@@ -54,36 +52,23 @@ W2 = (rng.standard_normal((H, 10)) * 0.1).astype(np.float32)[half * hs:(half + 1
 b2 = np.zeros(10, np.float32)
 
 
-def exact_sum(a, comm):
-    out = np.empty_like(a)
-    comm.Reduce(a, out, op=MPI.SUM, root=0)
-    comm.Bcast(out, root=0)
-    return out
-
-
 not_exact = 0
 losses = []
 t0 = time.perf_counter()
 for step in range(steps):
     time.sleep(0.002 * (slow_factor if rank == size - 1 else 1.0))   # compute
-    data = np.random.default_rng(1000 + step * dp + member)
-    x = data.standard_normal((b, 64)).astype(np.float32)
-    t = (x @ teacher).argmax(1)
+    x, t = batch(1000 + step * dp + member, b)
     h = np.maximum(x @ W1 + b1, 0)
     part = h @ W2
     out = np.empty_like(part)
     tp.Allreduce(part, out)
     not_exact += not np.array_equal(out, exact_sum(part, tp))
     z = out + b2
-    p = np.exp(z - z.max(1, keepdims=True))
-    p /= p.sum(1, keepdims=True)
-    loss = np.array([-np.log(p[np.arange(b), t] + 1e-9).mean()])
+    p, loss = softmax_loss(z, t)
     total = np.empty_like(loss)
     world.Allreduce(loss, total)
     losses.append(total[0] / size)
-    dz = p.copy()
-    dz[np.arange(b), t] -= 1
-    dz /= b
+    dz = loss_gradient(p, t)
     grads = [None, None, h.T @ dz, dz.sum(0)]
     dh = (dz @ W2.T) * (h > 0)
     grads[0], grads[1] = x.T @ dh, dh.sum(0)
@@ -108,9 +93,6 @@ checks = [
     (last < first / 2, "tensor-parallel: the loss fell (first 20 steps %.3f, last 20 %.3f)" % (first, last)),
 ]
 if rank == 0:
-    for good, what in checks:
-        print(("ok   - " if good else "FAIL - ") + what)
     far = [t for r, t in enumerate(times) if r // mp != (size - 1) // mp]   # not the slow rank's pair
-    print("tensor-parallel: ranks=%d steps=%d step_ms=%.3f slow_pair_step_ms=%.3f"
-          % (size, steps, 1e3 * sum(far) / len(far) / steps, 1e3 * times[size - 1] / steps))
-    print("%d passed, %d failed" % (sum(g for g, _ in checks), sum(not g for g, _ in checks)))
+    report(checks, "tensor-parallel: ranks=%d steps=%d step_ms=%.3f slow_pair_step_ms=%.3f"
+           % (size, steps, 1e3 * sum(far) / len(far) / steps, 1e3 * times[size - 1] / steps))

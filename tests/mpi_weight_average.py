@@ -20,22 +20,20 @@ does not reshape; within float rounding, 1e-5 of the largest element);
 every rank ends with rank 0's weights; the loss of the last 20 steps is
 under three quarters of the first 20's.
 """
-import sys
 import time
 
 from mpi4py import MPI
 import numpy as np
 
-args = sys.argv[1:]
-slow_factor = float(args[args.index("--slow-factor") + 1]) if "--slow-factor" in args else 1.0
-steps = int(args[args.index("--steps") + 1]) if "--steps" in args else 200
+from mlp_job import batch, exact_sum, loss_gradient, option, report, softmax_loss
+
+slow_factor = option("--slow-factor", 1.0, float)
+steps = option("--steps", 200, int)
 local_steps = 2
 
 world = MPI.COMM_WORLD
 rank, size = world.Get_rank(), world.Get_size()
 
-# Synthetic digits: a fixed teacher labels Gaussian inputs.
-teacher = np.random.default_rng(1).standard_normal((64, 10)).astype(np.float32)
 init = np.random.default_rng(0)
 W1 = (init.standard_normal((64, 32)) * 0.1).astype(np.float32)
 b1 = np.zeros(32, np.float32)
@@ -45,33 +43,20 @@ weights = [W1, b1, W2, b2]
 B = 32
 
 
-def exact_sum(a):
-    out = np.empty_like(a)
-    world.Reduce(a, out, op=MPI.SUM, root=0)
-    world.Bcast(out, root=0)
-    return out
-
-
 not_exact = 0
 losses = []
 t0 = time.perf_counter()
 for step in range(steps):
     time.sleep(0.002 * (slow_factor if rank == size - 1 else 1.0))   # compute
-    data = np.random.default_rng(1000 + step * size + rank)
-    x = data.standard_normal((B, 64)).astype(np.float32)
-    t = (x @ teacher).argmax(1)
+    x, t = batch(1000 + step * size + rank, B)
     W1, b1, W2, b2 = weights
     h = np.maximum(x @ W1 + b1, 0)
     z = h @ W2 + b2
-    p = np.exp(z - z.max(1, keepdims=True))
-    p /= p.sum(1, keepdims=True)
-    loss = np.array([-np.log(p[np.arange(B), t] + 1e-9).mean()])
+    p, loss = softmax_loss(z, t)
     total = np.empty_like(loss)
     world.Allreduce(loss, total)
     losses.append(total[0] / size)
-    dz = p.copy()
-    dz[np.arange(B), t] -= 1
-    dz /= B
+    dz = loss_gradient(p, t)
     dh = (dz @ W2.T) * (h > 0)
     grads = [x.T @ dh, dh.sum(0), h.T @ dz, dz.sum(0)]
     weights = [w - 0.1 * g for w, g in zip(weights, grads)]   # fresh arrays, as NumPy code makes them
@@ -80,7 +65,7 @@ for step in range(steps):
         for w in weights:
             s = np.empty_like(w)
             world.Allreduce(w, s)
-            e = exact_sum(w)
+            e = exact_sum(w, world)
             not_exact += not np.allclose(s, e, rtol=0, atol=1e-5 * max(1.0, float(np.abs(e).max())))
             averaged.append(s / size)
         weights = averaged
@@ -102,8 +87,5 @@ checks = [
     (last < 0.75 * first, "weight-average: the loss fell (first 20 steps %.3f, last 20 %.3f)" % (first, last)),
 ]
 if rank == 0:
-    for good, what in checks:
-        print(("ok   - " if good else "FAIL - ") + what)
-    print("weight-average: ranks=%d steps=%d step_ms=%.3f slow_step_ms=%.3f"
-          % (size, steps, 1e3 * sum(times[:-1]) / (size - 1) / steps, 1e3 * times[-1] / steps))
-    print("%d passed, %d failed" % (sum(g for g, _ in checks), sum(not g for g, _ in checks)))
+    report(checks, "weight-average: ranks=%d steps=%d step_ms=%.3f slow_step_ms=%.3f"
+           % (size, steps, 1e3 * sum(times[:-1]) / (size - 1) / steps, 1e3 * times[-1] / steps))
