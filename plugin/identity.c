@@ -79,6 +79,11 @@ struct sc_identity {
     uint64_t *slot_last_away;  /* the buffer of its last time away, 0 none */
     long turns_since;
     int turn_slot;
+    /* every slot's buffer the buffer of the slot move_d on, for move_run
+     * calls in a row (watch_moves); moves: whole steps seen so, over every
+     * pattern (never reset), the last by moved_by slots */
+    int watch_moves, move_d, moved_by;
+    long move_run, moves;
     /* the unit and length the step would have had when only the wait for
      * turns held it: the wait delays the step, never lengthens it */
     long ready_L, ready_M;
@@ -127,6 +132,8 @@ static void forget_history(sc_identity *id)
     id->turned = id->steady = id->watch = id->kept = 0;
     id->turns_since = 0;
     id->turn_slot = -1;
+    id->watch_moves = id->move_d = 0;
+    id->move_run = 0;
     id->ready_L = id->ready_M = 0;
 }
 
@@ -597,6 +604,9 @@ static void adopt(sc_identity *id, int L, long M, int turned)
     id->cache_n = 0;
     id->turns_since = 0;
     id->turn_slot = -1;
+    id->watch_moves = id->trusted && id->kept;
+    id->move_d = 0;
+    id->move_run = 0;
 }
 
 /* After learning, on a rank whose buffers were its own and steady: a
@@ -616,6 +626,40 @@ static void watch_buffer(sc_identity *id, int s, uint64_t where)
         id->slot_away[s] = where;
     } else if (id->slot_away[s] != where) {
         id->watch = 0;
+    }
+}
+
+/* After learning, on a rank whose buffers were its own per slot: a whole
+ * step of calls, each in the buffer of the slot d on (d > 0, the same
+ * shape), is a step the calls moved d slots through (a gradient left out
+ * of one step, on every rank alike: an unused parameter).  Where no shape
+ * and no per-step call shows it, nothing all ranks see does, so it is only
+ * counted (sc_identity_moves); then the slots are watched from where they
+ * are now, so that a second such step shows too. */
+static void watch_moves(sc_identity *id, int s, uint64_t where)
+{
+    int n = id->nslots, d = id->move_d;
+    if (where == id->slot_where[s]) {
+        id->move_run = 0;
+        return;
+    }
+    if (d == 0 || id->slot_where[(s + d) % n] != where) {
+        for (d = 1; d < n; d++) {
+            int o = (s + d) % n;
+            if (id->slot_where[o] == where && id->slot_shape[o] == id->slot_shape[s]) break;
+        }
+        id->move_run = 0;
+        id->move_d = d < n ? d : 0;
+        if (d == n) return;   /* not a buffer of this step's: another model's in turn, or fresh */
+    }
+    if (++id->move_run < n) return;
+    id->moves++;
+    id->moved_by = d;
+    id->move_run = 0;
+    id->move_d = 0;
+    for (int j = 0; j < n; j++) {   /* slot_now holds the step just made */
+        id->slot_where[j] = id->slot_now[j];
+        id->slot_away[j] = id->slot_last_away[j] = 0;
     }
 }
 
@@ -644,6 +688,9 @@ static void resume(sc_identity *id)
     id->marker_slot = -1;
     id->watch = 0;
     id->kept = id->cache_kept;   /* until a call's buffer differs from its last one */
+    id->watch_moves = id->kept;
+    id->move_d = 0;
+    id->move_run = 0;
     id->lineage = id->cache_lineage;
     id->rot = (id->cache_rot + first) % n;
     id->cache_n = 0;
@@ -773,6 +820,7 @@ sc_id_kind sc_identity_next(sc_identity *id, const sc_call_key *k, int *slot)
     if (id->watch) watch_buffer(id, s, k->where);
     if (k->where != id->slot_now[s]) id->kept = 0;
     id->slot_now[s] = k->where;
+    if (id->watch_moves) watch_moves(id, s, k->where);
     id->pos++;
     id->miss_streak = 0;
     id->since_marker++;
@@ -832,6 +880,12 @@ int sc_identity_marker_slot(const sc_identity *id, uint64_t *shape)
 const char *sc_identity_why_exact(const sc_identity *id) { return id->learned ? id->why : "pattern not learned"; }
 
 long sc_identity_misaligned(const sc_identity *id) { return id->learned ? id->misaligned : 0; }
+
+long sc_identity_moves(const sc_identity *id, int *by)
+{
+    *by = id->moved_by;
+    return id->moves;
+}
 
 long sc_identity_turns_since(const sc_identity *id, int *slot)
 {

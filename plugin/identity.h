@@ -170,6 +170,10 @@ long sc_identity_turns_since(const sc_identity *id, int *slot);
  * turn does whose shapes line up with this one's after a call off it.
  * The same on every rank (shapes and positions are). */
 long sc_identity_misaligned(const sc_identity *id);
+/* Steps whose calls all moved the same number of slots on (*by, the last),
+ * seen by this rank's own buffers (a gradient left out of a step), over
+ * every pattern since the identity began.  Only this rank's view. */
+long sc_identity_moves(const sc_identity *id, int *by);
 /* How the agreed step's length was found: its unit, and which evidence
  * lengthened it to a multiple (for STARCOLL_VERBOSE). */
 const char *sc_identity_how(const sc_identity *id);

@@ -503,6 +503,23 @@ static void note_turns(sc_comm *cs)
            cs->label, slot);
 }
 
+/* This rank's buffers showed a whole step of calls moved slots on
+ * (sc_identity_moves): said once by rank 0, with what to do; the report
+ * counts the ranks that saw it.  Only said: by then the rounds around it
+ * have run, and a rank's own buffers may not decide what all ranks do. */
+static void note_moved(sc_comm *cs)
+{
+    int by = 0;
+    if (sc_identity_moves(cs->id, &by) == 0) return;
+    cs->row->moved = 1;
+    sc_say(SC_SAY_MOVED, 0,
+           "starcoll: comm %s: each tensor's buffer came %d place(s) earlier in the step than it had, all at once and "
+           "for a whole step, after the step was learned: a step that left a gradient out (a parameter unused that "
+           "step)?  No shape and no per-step call shows where these steps start, so tolerant rounds may have summed "
+           "one tensor into another there; reduce a loss every step (MPI_Allreduce) or run STARCOLL_MODE=sync",
+           cs->label, by);
+}
+
 /* The calls between two per-step calls were on the learned pattern but
  * not a whole step of it (sc_identity_misaligned): said once by rank 0,
  * with what to do; the report counts such steps.  Only said: by then the
@@ -547,6 +564,7 @@ static int tolerant_allreduce(sc_comm *cs, const sc_user_call *c, sc_dkind dk, s
             long pos = sc_identity_position(cs->id) - 1;
             if (slot == 0) cs->row->steps += 1;
             if (!cs->row->turned) note_turns(cs);
+            if (!cs->row->moved) note_moved(cs);
             cs->row->compute_s += outside;
             *mode = sc_engine_mode(cs->engine);
             int other = -1;

@@ -13,7 +13,7 @@
 /* Per-row fields reduced with MPI_SUM, then with MPI_MAX. */
 enum { F_ELIG, F_PASS, F_BYTES, F_TIME, F_MODE0, F_SIZE = F_MODE0 + SC_NMODES, F_INST, F_RANKS,
        F_STEPS, F_ROUNDS, F_FRESH, F_LATE, F_STALE, F_WAIT, F_CHILD, F_XCALLS, F_XTIME, F_COMPUTE, F_RELAXED,
-       F_NEGMINFRESH, F_LEARN, F_AMBIG, F_STRAY, F_RELEARN, F_FAILED, F_CARRY, F_TURNED, F_MISALIGNED, F_NB, F_OVERLAP, F_FUSED, F_COPIED, F_POLLED, F_DEV_CALLS, F_DEV_BYTES, F_DEV_S,
+       F_NEGMINFRESH, F_LEARN, F_AMBIG, F_STRAY, F_RELEARN, F_FAILED, F_CARRY, F_TURNED, F_MISALIGNED, F_MOVED, F_NB, F_OVERLAP, F_FUSED, F_COPIED, F_POLLED, F_DEV_CALLS, F_DEV_BYTES, F_DEV_S,
        F_DEV_MODE0, F_DEV_EXACT = F_DEV_MODE0 + SC_NMODES, F_DEV_PINNED, F_DEV_NCCL, F_HOST_ASKED,
        F_HOST_TIMED, F_HOST_TIMED_S, F_XSMALL0, F_WHY0 = F_XSMALL0 + SC_EXACT_SMALL_SEEN,
        F_N = F_WHY0 + SC_ELIG_NREASONS_MAX };
@@ -117,6 +117,7 @@ static void pack(wire_row *w, int r)
     o[F_CARRY] = s->carries_left;
     o[F_TURNED] = s->turned;
     o[F_MISALIGNED] = s->misaligned;
+    o[F_MOVED] = s->moved;
     o[F_NB] = s->nonblocking;
     o[F_OVERLAP] = s->overlapped;
     o[F_FUSED] = s->fused_calls;
@@ -322,7 +323,8 @@ static void write_identity(FILE *f, const merged *t)
     int any = 0;
     for (int r = 0; r < t->n; r++) {
         const double *s = sum + r * F_N;
-        any |= s[F_LEARN] + s[F_AMBIG] + s[F_STRAY] + s[F_RELEARN] + s[F_FAILED] + s[F_CARRY] + s[F_TURNED] + s[F_MISALIGNED] > 0;
+        any |= s[F_LEARN] + s[F_AMBIG] + s[F_STRAY] + s[F_RELEARN] + s[F_FAILED] + s[F_CARRY] + s[F_TURNED] + s[F_MISALIGNED] +
+               s[F_MOVED] > 0;
     }
     if (!any) return;
     fprintf(f, "@--- Eligible calls kept exact under a tolerant policy, and why (calls summed over ranks) ---\n");
@@ -354,6 +356,13 @@ static void write_identity(FILE *f, const merged *t)
                        "step was learned: two models of one shape trained in turn?  Tolerant rounds may have summed one "
                        "into the other; give each model a communicator of its own (MPI_Comm_dup) or run "
                        "STARCOLL_MODE=sync\n", t->label[r], s[F_TURNED]);
+        if (s[F_MOVED] > 0)
+            fprintf(f, "@ comm %s: on %.0f rank(s) each tensor's buffer came earlier in the step than it had, all at once "
+                       "and for a whole step, after the step was learned: a step that left a gradient out?  No shape "
+                       "and no per-step call shows where these steps start, so tolerant rounds may have summed one "
+                       "tensor into another there; reduce a loss every step (MPI_Allreduce) or run "
+                       "STARCOLL_MODE=sync\n",
+                    t->label[r], s[F_MOVED]);
     }
 }
 

@@ -35,6 +35,7 @@ typedef struct sc_stats {
     double carries_left;   /* results of dropped patterns never delivered (set at MPI_Finalize) */
     double turned;         /* 1 once this rank saw a tensor's buffer turn after learning (sc_identity_turns_since) */
     double misaligned;     /* steps whose calls did not line up with the learned step (sc_identity_misaligned) */
+    double moved;          /* 1 once this rank's buffers showed a step's calls moved slots on (sc_identity_moves) */
     double nonblocking;    /* MPI_Iallreduce calls (eligible or not) */
     double overlapped;     /* ... of them completed by the rounds after MPI_Iallreduce returned */
     double copied_bytes;   /* bytes of callers' buffers the engine copied in and out (sc_engine_stats) */
@@ -83,6 +84,6 @@ static inline const char *sc_spawned_suffix(void)
 /* One-time notices, each printed once per process (rank 0 unless noted). */
 enum { SC_SAY_THREAD = 0, SC_SAY_HIER_FAIL, SC_SAY_COMM_STATE, SC_SAY_ERROR, SC_SAY_ENGINE, SC_SAY_RELEARN, SC_SAY_SELECTOR, SC_SAY_TRACE, SC_SAY_SCHEDULE,
        SC_SAY_TRACE_WRITE, SC_SAY_QUORUM, SC_SAY_NO_FUSION, SC_SAY_DEVICE, SC_SAY_FORTRAN, SC_SAY_OMPIO,
-       SC_SAY_TURNS, SC_SAY_CROSSED, SC_SAY_MISALIGNED, SC_SAY_AVERAGED };
+       SC_SAY_TURNS, SC_SAY_CROSSED, SC_SAY_MISALIGNED, SC_SAY_AVERAGED, SC_SAY_MOVED };
 void sc_say(int which, int all_ranks, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 #endif

@@ -250,6 +250,24 @@ if sc_preloading; then
         else fail "$name: the report does not show one relearn with every result delivered"; sc_show "$name"; fi
     done
 
+    # The same with no loss, buffers of their own: nothing all ranks see
+    # shows the step moved, and a late rank's results of one tensor ride
+    # into another's (README, Limits: the tag check must fail).  Each
+    # rank's own buffers show it once a whole step took the next tensors'
+    # places: rank 0 says so once, and the report counts the ranks (before:
+    # nothing said, nothing counted).
+    sc_job quorum-skip-one-shape-own-noloss 8 -x STARCOLL_MODE=quorum "$prog" --loop own \
+        --counts 32768,32768,32768,32768 --skip-at 30 --slow-factor 2
+    name=quorum-skip-one-shape-own-noloss
+    if grep -q "^FAIL - own: every result of a tensor is made of that tensor's buffers" "$SC_WORK/$name.out"; then
+        ok "$name: a step that left a gradient out mixes tensors, as README says (the tag check can fail)"
+    else fail "$name: the tag check did not fail where the step moved unseen"; sc_show "$name"; fi
+    n=$(grep -c "^starcoll: comm 0: each tensor's buffer came 1 place(s) earlier in the step than it had.*STARCOLL_MODE=sync" \
+        "$SC_WORK/$name.err")
+    if [ "$n" = 1 ] && grep -q "^@ comm 0: on 8 rank(s) each tensor's buffer came earlier in the step" "$SC_WORK/$name.report"
+    then ok "$name: one line says a step left a gradient out, and what to do; the report counts the 8 ranks"
+    else fail "$name: $n lines say the step moved (1 expected), or the report does not count 8 ranks"; sc_show "$name"; fi
+
     # Two models trained in turn (a GAN: the critic 5 steps, then the
     # generator once), a persistent 2x straggler.  Tensors of other shapes:
     # told apart.  Of the same shapes in buffers of their own: every rank's

@@ -457,8 +457,54 @@ static void test_two_models_after_learning(void)
     int moved[NR] = {TWO_MODELS, TWO_MODELS, TWO_MODELS, STAGING};
     for (int s = 21; s <= 23; s++) check_one_step(j, step, 3, s, moved, slots);
     CU_ASSERT_EQUAL(sc_identity_turns_since(j->id[3], &slot), 0);
+    int by;
+    for (int r = 0; r < 4; r++) CU_ASSERT_EQUAL(sc_identity_moves(j->id[r], &by), 0);   /* no place taken */
     job_free(j);
     turn_every = 6;
+}
+
+/* Calls of tensors first..last (1000 floats each) of step s on every
+ * rank, buffers by style; each must be on the pattern. */
+static void call_tensors(job *j, const int *style, int first, int last, int s)
+{
+    for (int t = first; t <= last; t++)
+        for (int r = 0; r < j->n; r++) {
+            int slot;
+            sc_call_key k = key(1000, 1, where(style[r], r, t, s));
+            k.gap = gap_of(r, t, s);
+            CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &k, &slot), SC_ID_SLOT);
+        }
+}
+
+static void test_step_that_left_a_gradient_out(void)
+{
+    /* Four gradients of one size, no loss, buffers of their own on three
+     * ranks: a step that leaves tensor 0 out moves every later call a
+     * place on.  Each own-buffer rank counts it once the calls have been
+     * so for a whole step, and again at a second such step; the staging
+     * rank sees nothing.  Two models in turn (buffers not of this step's)
+     * and steps on the pattern count nothing. */
+    job *j = job_new(4);
+    int style[NR] = {OWN_BUFFER, OWN_BUFFER, OWN_BUFFER, STAGING};
+    long step[] = {1000, 1000, 1000, 1000};
+    CU_ASSERT_TRUE(learn(j, step, 4, style, 40) >= 0);
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    int by = -1, slots[4];
+    for (int s = 40; s < 43; s++) check_one_step(j, step, 4, s, style, slots);
+    CU_ASSERT_EQUAL(sc_identity_moves(j->id[0], &by), 0);
+    call_tensors(j, style, 1, 3, 43);   /* tensor 0 left out */
+    CU_ASSERT_EQUAL(sc_identity_moves(j->id[0], &by), 0);   /* not a whole step yet */
+    call_tensors(j, style, 0, 3, 44);
+    for (int r = 0; r < 3; r++) CU_ASSERT_EQUAL(sc_identity_moves(j->id[r], &by), 1);
+    CU_ASSERT_EQUAL(by, 1);
+    CU_ASSERT_EQUAL(sc_identity_moves(j->id[3], &by), 0);
+    for (int s = 45; s < 48; s++) call_tensors(j, style, 0, 3, s);
+    CU_ASSERT_EQUAL(sc_identity_moves(j->id[0], &by), 1);   /* steady in the new places */
+    call_tensors(j, style, 0, 1, 48);   /* tensors 2 and 3 left out */
+    for (int s = 49; s < 51; s++) call_tensors(j, style, 0, 3, s);
+    CU_ASSERT_EQUAL(sc_identity_moves(j->id[0], &by), 2);
+    CU_ASSERT_EQUAL(by, 2);
+    job_free(j);
 }
 
 static void test_repeated_layers(void)
@@ -802,6 +848,7 @@ int main(void)
     CU_add_test(s, "two models of one shape in turn: exact", test_two_models_in_turn);
     CU_add_test(s, "buffers of their own: learning lasts long enough", test_own_buffers_learn_long_enough);
     CU_add_test(s, "two models in turn after the learning: counted", test_two_models_after_learning);
+    CU_add_test(s, "a step that left a gradient out: counted where buffers show it", test_step_that_left_a_gradient_out);
     CU_add_test(s, "ResNet-50's 161 tensors and a loss", test_resnet50_step);
     CU_add_test(s, "GPT-2's repeated blocks are not a step", test_repeated_blocks_are_not_a_step);
     CU_add_test(s, "a step of 1024 calls", test_thousand_tensors);
