@@ -89,6 +89,12 @@ int sc_engine_off(sc_engine *e, int slot, long pos, uint64_t shape, sc_off_verdi
 /* Then: the stray call run exact by every rank (call), or a rejected one
  * (NULL); the rank takes part in rounds again. */
 int sc_engine_off_done(sc_engine *e, const sc_user_call *call);
+/* A call whose buffer says the step moved on this rank only
+ * (sc_identity_off_moved): in rounds, as sc_engine_off with `shape` marked
+ * SC_SHAPE_MOVED, the rank back in the rounds unless every rank's call was
+ * so (SC_OFF_STRAY); in a direct step, where nothing rides into a later
+ * sum and an off call would fail the others' calls, SC_OFF_REJECT at once. */
+int sc_engine_off_moved(sc_engine *e, int slot, long pos, uint64_t shape, sc_off_verdict *verdict);
 
 /* MPI_Pcontrol(2): the next call on every slot is an exact round. */
 void sc_engine_flush_next(sc_engine *e);

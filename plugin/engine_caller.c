@@ -413,6 +413,20 @@ int sc_engine_off_done(sc_engine *e, const sc_user_call *call)
     return rc;
 }
 
+int sc_engine_off_moved(sc_engine *e, int slot, long pos, uint64_t shape, sc_off_verdict *verdict)
+{
+    *verdict = SC_OFF_REJECT;
+    pthread_mutex_lock(&e->mu);
+    int direct = e->direct;
+    pthread_mutex_unlock(&e->mu);
+    if (direct) return MPI_SUCCESS;
+    sc_stall_app(e, SC_APP_OFF, slot, pos, 0);
+    int first_off = -1;
+    int rc = off_in_rounds(e, slot, pos, shape | SC_SHAPE_MOVED, verdict, &first_off);
+    if (rc == MPI_SUCCESS && *verdict != SC_OFF_STRAY) rc = sc_engine_off_done(e, NULL);
+    return rc;
+}
+
 void sc_engine_flush_next(sc_engine *e)
 {
     pthread_mutex_lock(&e->mu);

@@ -84,6 +84,9 @@ struct sc_identity {
      * pattern (never reset), the last by moved_by slots */
     int watch_moves, move_d, moved_by;
     long move_run, moves;
+    /* the last off call was a moved one (sc_identity_off_moved); the next
+     * call is taken on its slot whatever its buffer (SC_OFF_ON) */
+    int off_moved, take_moved;
     /* the unit and length the step would have had when only the wait for
      * turns held it: the wait delays the step, never lengthens it */
     long ready_L, ready_M;
@@ -134,6 +137,7 @@ static void forget_history(sc_identity *id)
     id->turn_slot = -1;
     id->watch_moves = id->move_d = 0;
     id->move_run = 0;
+    id->off_moved = id->take_moved = 0;
     id->ready_L = id->ready_M = 0;
 }
 
@@ -789,9 +793,22 @@ sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_L
     return SC_LEARN_DONE;
 }
 
+/* A call on slot s's shape whose buffer, on a rank that has kept a
+ * buffer per tensor since learning, is another slot's of the same shape
+ * (sc_identity_off_moved).  The search runs at most once a pattern: the
+ * call taken on its slot after all ends `kept`. */
+static int moved_here(const sc_identity *id, int s, uint64_t where)
+{
+    if (!id->watch_moves || !id->kept || where == id->slot_now[s]) return 0;
+    for (int o = 0; o < id->nslots; o++)
+        if (o != s && id->slot_now[o] == where && id->slot_shape[o] == id->slot_shape[s]) return 1;
+    return 0;
+}
+
 sc_id_kind sc_identity_next(sc_identity *id, const sc_call_key *k, int *slot)
 {
     *slot = -1;
+    id->off_moved = 0;
     if (!id->learned) return SC_ID_LEARNING;
     if (!k->eligible) {
         for (int m = 0; m < id->nmarkers; m++)
@@ -817,6 +834,12 @@ sc_id_kind sc_identity_next(sc_identity *id, const sc_call_key *k, int *slot)
     int s = (int)(id->pos % id->nslots);
     *slot = s;
     if (id->shifted || id->slot_shape[s] != k->shape) return SC_ID_OFF;
+    if (id->take_moved) {
+        id->take_moved = 0;
+    } else if (moved_here(id, s, k->where)) {
+        id->off_moved = 1;
+        return SC_ID_OFF;
+    }
     if (id->watch) watch_buffer(id, s, k->where);
     if (k->where != id->slot_now[s]) id->kept = 0;
     id->slot_now[s] = k->where;
@@ -827,8 +850,16 @@ sc_id_kind sc_identity_next(sc_identity *id, const sc_call_key *k, int *slot)
     return SC_ID_SLOT;
 }
 
+int sc_identity_off_moved(const sc_identity *id) { return id->off_moved; }
+
 sc_off_verdict sc_identity_settle(sc_identity *id, sc_off_verdict v)
 {
+    if (id->off_moved) {
+        id->off_moved = 0;
+        if (v == SC_OFF_STRAY) return SC_OFF_RELEARN;
+        id->take_moved = 1;
+        return SC_OFF_ON;
+    }
     if (v == SC_OFF_STRAY && (id->shifted || ++id->miss_streak > id->nslots)) v = SC_OFF_RELEARN;
     return v;
 }

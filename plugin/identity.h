@@ -101,7 +101,8 @@ typedef enum {
 typedef enum {
     SC_OFF_STRAY = 1,          /* every rank made it: exact, the pattern stays */
     SC_OFF_REJECT,             /* some rank did not: an error, the pattern stays */
-    SC_OFF_RELEARN             /* the pattern changed: learn again from this call */
+    SC_OFF_RELEARN,            /* the pattern changed: learn again from this call */
+    SC_OFF_ON                  /* a moved buffer only this rank saw (sc_identity_off_moved): the call is on the pattern */
 } sc_off_verdict;
 
 typedef struct sc_identity sc_identity;
@@ -122,8 +123,21 @@ sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_L
 /* An off-pattern call's agreed fate; returns what it comes to: STRAY
  * turns into RELEARN once a whole step went off the pattern (every rank
  * counts the same).  On RELEARN the caller drops what runs the old pattern,
- * then calls sc_identity_relearn. */
+ * then calls sc_identity_relearn.  For a moved call (sc_identity_off_moved)
+ * STRAY, every rank's buffers moved alike, is RELEARN at once; any other
+ * verdict is ON: the caller asks sc_identity_next again, which takes the
+ * call on its slot. */
 sc_off_verdict sc_identity_settle(sc_identity *id, sc_off_verdict v);
+/* The last SC_ID_OFF was a call on its slot's shape whose buffer, on this
+ * rank that has kept a buffer per tensor since learning, is another
+ * slot's of this step: the step moved on (a gradient left out of a step),
+ * as far as this rank's buffers tell.  Its rounds would take one tensor's
+ * late buffers into another's sum, so it goes off the pattern, with its
+ * shape or-ed with SC_SHAPE_MOVED: where every rank's call there is so,
+ * the step is learned again; where some rank's is on the pattern (fresh
+ * buffers show nothing), it is on the pattern after all. */
+int sc_identity_off_moved(const sc_identity *id);
+#define SC_SHAPE_MOVED (1ULL << 62)   /* above sc_shape_hash's 62 bits */
 /* Learn again from the next call. */
 void sc_identity_relearn(sc_identity *id);
 

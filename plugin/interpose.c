@@ -586,14 +586,22 @@ static int tolerant_allreduce(sc_comm *cs, const sc_user_call *c, sc_dkind dk, s
                                   "sequences disagree); this call's sum would be incomplete, so it fails", other);
             return call_fails(cs, c, dk, rc, "the tolerant engine failed");
         }
-        /* Off the pattern: what happens is agreed by all ranks. */
+        /* Off the pattern: what happens is agreed by all ranks.  A moved
+         * buffer is this rank's view only: without an engine the calls are
+         * exact, and nothing rides into another tensor's sum. */
         sc_off_verdict v = SC_OFF_REJECT;
         int other = -1;
         long pos = sc_identity_position(cs->id);
-        int rc = cs->engine ? sc_engine_off(cs->engine, slot, pos, k.shape, &v, &other)
+        int rc = MPI_SUCCESS;
+        if (sc_identity_off_moved(cs->id)) {
+            if (cs->engine) rc = sc_engine_off_moved(cs->engine, slot, pos, k.shape, &v);
+        } else {
+            rc = cs->engine ? sc_engine_off(cs->engine, slot, pos, k.shape, &v, &other)
                             : lockstep_off(cs, slot, k.shape, &v, &other);
+        }
         if (rc != MPI_SUCCESS) return call_fails(cs, c, dk, rc, "the agreement on a call off the step pattern failed");
         v = sc_identity_settle(cs->id, v);
+        if (v == SC_OFF_ON) continue;   /* some rank's call here is on the pattern: so is this one */
         if (v == SC_OFF_RELEARN) {
             /* A whole step off the pattern: every rank drops it at this
              * same call and learns again, starting with it. */

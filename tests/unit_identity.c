@@ -464,26 +464,51 @@ static void test_two_models_after_learning(void)
 }
 
 /* Calls of tensors first..last (1000 floats each) of step s on every
- * rank, buffers by style; each must be on the pattern. */
-static void call_tensors(job *j, const int *style, int first, int last, int s)
+ * rank, buffers by style, as the plugin makes them: a call off the
+ * pattern for a moved buffer (sc_identity_off_moved) gets the verdict the
+ * coordinator would give, STRAY where every rank's call is so, else
+ * REJECT, then comes on its slot.  Every rank's slot must be the same.
+ * Returns how many calls every rank took off (each then learns again). */
+static int call_tensors(job *j, const int *style, int first, int last, int s)
 {
-    for (int t = first; t <= last; t++)
+    int relearned = 0;
+    for (int t = first; t <= last; t++) {
+        sc_id_kind kind[NR];
+        int slot[NR], moved = 0;
+        sc_call_key k[NR];
         for (int r = 0; r < j->n; r++) {
-            int slot;
-            sc_call_key k = key(1000, 1, where(style[r], r, t, s));
-            k.gap = gap_of(r, t, s);
-            CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &k, &slot), SC_ID_SLOT);
+            k[r] = key(1000, 1, where(style[r], r, t, s));
+            k[r].gap = gap_of(r, t, s);
+            kind[r] = sc_identity_next(j->id[r], &k[r], &slot[r]);
+            CU_ASSERT_TRUE(kind[r] == SC_ID_SLOT || (kind[r] == SC_ID_OFF && sc_identity_off_moved(j->id[r])));
+            moved += kind[r] == SC_ID_OFF;
         }
+        sc_off_verdict v = moved == j->n ? SC_OFF_STRAY : SC_OFF_REJECT;
+        for (int r = 0; r < j->n; r++) {
+            if (kind[r] != SC_ID_OFF) continue;
+            sc_off_verdict out = sc_identity_settle(j->id[r], v);
+            CU_ASSERT_EQUAL(out, moved == j->n ? SC_OFF_RELEARN : SC_OFF_ON);
+            if (out == SC_OFF_ON) CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &k[r], &slot[r]), SC_ID_SLOT);
+        }
+        if (moved == j->n) {
+            relearned++;
+            continue;
+        }
+        for (int r = 1; r < j->n; r++) CU_ASSERT_EQUAL(slot[r], slot[0]);
+    }
+    return relearned;
 }
 
 static void test_step_that_left_a_gradient_out(void)
 {
     /* Four gradients of one size, no loss, buffers of their own on three
-     * ranks: a step that leaves tensor 0 out moves every later call a
-     * place on.  Each own-buffer rank counts it once the calls have been
-     * so for a whole step, and again at a second such step; the staging
-     * rank sees nothing.  Two models in turn (buffers not of this step's)
-     * and steps on the pattern count nothing. */
+     * ranks and a staging buffer on one: a step that leaves tensor 0 out
+     * moves every later call a place on.  At the first such call the
+     * own-buffer ranks go off the pattern, the staging rank's call is on
+     * it, so theirs are too; each own-buffer rank counts the move once the
+     * calls have been so for a whole step, and again at a second such step
+     * (no longer off: their buffers moved once already); the staging rank
+     * sees nothing.  Steps on the pattern count nothing. */
     job *j = job_new(4);
     int style[NR] = {OWN_BUFFER, OWN_BUFFER, OWN_BUFFER, STAGING};
     long step[] = {1000, 1000, 1000, 1000};
@@ -492,18 +517,33 @@ static void test_step_that_left_a_gradient_out(void)
     int by = -1, slots[4];
     for (int s = 40; s < 43; s++) check_one_step(j, step, 4, s, style, slots);
     CU_ASSERT_EQUAL(sc_identity_moves(j->id[0], &by), 0);
-    call_tensors(j, style, 1, 3, 43);   /* tensor 0 left out */
+    CU_ASSERT_EQUAL(call_tensors(j, style, 1, 3, 43), 0);   /* tensor 0 left out */
     CU_ASSERT_EQUAL(sc_identity_moves(j->id[0], &by), 0);   /* not a whole step yet */
-    call_tensors(j, style, 0, 3, 44);
+    CU_ASSERT_EQUAL(call_tensors(j, style, 0, 3, 44), 0);
     for (int r = 0; r < 3; r++) CU_ASSERT_EQUAL(sc_identity_moves(j->id[r], &by), 1);
     CU_ASSERT_EQUAL(by, 1);
     CU_ASSERT_EQUAL(sc_identity_moves(j->id[3], &by), 0);
     for (int s = 45; s < 48; s++) call_tensors(j, style, 0, 3, s);
     CU_ASSERT_EQUAL(sc_identity_moves(j->id[0], &by), 1);   /* steady in the new places */
-    call_tensors(j, style, 0, 1, 48);   /* tensors 2 and 3 left out */
+    CU_ASSERT_EQUAL(call_tensors(j, style, 0, 1, 48), 0);   /* tensors 2 and 3 left out */
     for (int s = 49; s < 51; s++) call_tensors(j, style, 0, 3, s);
     CU_ASSERT_EQUAL(sc_identity_moves(j->id[0], &by), 2);
     CU_ASSERT_EQUAL(by, 2);
+    job_free(j);
+
+    /* Buffers of their own on every rank: every rank's first call after
+     * the gap goes off the pattern, so the step is learned again there. */
+    j = job_new(4);
+    int own[NR] = {OWN_BUFFER, OWN_BUFFER, OWN_BUFFER, OWN_BUFFER};
+    CU_ASSERT_TRUE(learn(j, step, 4, own, 40) >= 0);
+    check_one_step(j, step, 4, 40, own, slots);
+    CU_ASSERT_EQUAL(call_tensors(j, own, 0, 1, 41), 0);
+    CU_ASSERT_EQUAL(call_tensors(j, own, 3, 3, 41), 1);   /* tensor 2 left out */
+    for (int r = 0; r < 4; r++) {
+        CU_ASSERT_EQUAL(sc_identity_moves(j->id[r], &by), 0);
+        sc_identity_relearn(j->id[r]);
+        CU_ASSERT_FALSE(sc_identity_learned(j->id[r]));
+    }
     job_free(j);
 }
 
