@@ -42,7 +42,10 @@
  * on-pattern calls since learning, modulo the slots per step.  A call
  * whose shape is not its slot's is *off* the pattern: what happens then is
  * agreed by all ranks (a stray call all ranks make, exact; a call some
- * rank makes alone, an error; a whole step off, learning again). */
+ * rank makes alone, an error; a whole step off, learning again).  So is
+ * a call, on a rank that kept a buffer per tensor, in another slot's
+ * buffer (a step that left a gradient out, where shapes cannot show it):
+ * learning again where every rank's is so, on its slot where not. */
 #ifndef STARCOLL_IDENTITY_H
 #define STARCOLL_IDENTITY_H
 #include <stdint.h>
