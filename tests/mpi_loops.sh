@@ -16,7 +16,8 @@
 # not stall; a metric vector over the size floor stays exact when
 # STARCOLL_EXACT names it; gradients of one shape between a loss and a
 # metric are not learned again every step, and one left out of a step
-# loses nothing; two models trained in turn (a GAN) never share rounds
+# loses nothing (with a loss; without one, where every rank keeps its
+# buffers, and where some do it is said); two models trained in turn (a GAN) never share rounds
 # where shapes or buffers of their own tell them apart; a hybrid tensor-
 # and data-parallel MLP keeps its activation sums exact when
 # STARCOLL_EXACT_COMMS names their communicator; local SGD's averaged
