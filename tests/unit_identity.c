@@ -468,10 +468,12 @@ static void test_two_models_after_learning(void)
  * pattern for a moved buffer (sc_identity_off_moved) gets the verdict the
  * coordinator would give, STRAY where every rank's call is so, else
  * REJECT, then comes on its slot.  Every rank's slot must be the same.
- * Returns how many calls every rank took off (each then learns again). */
-static int call_tensors(job *j, const int *style, int first, int last, int s)
+ * Returns how many calls every rank took off (each then learns again);
+ * *offs (if given) gets how many rank-calls went off for a moved buffer. */
+static int call_tensors_off(job *j, const int *style, int first, int last, int s, int *offs)
 {
     int relearned = 0;
+    if (offs) *offs = 0;
     for (int t = first; t <= last; t++) {
         sc_id_kind kind[NR];
         int slot[NR], moved = 0;
@@ -483,6 +485,7 @@ static int call_tensors(job *j, const int *style, int first, int last, int s)
             CU_ASSERT_TRUE(kind[r] == SC_ID_SLOT || (kind[r] == SC_ID_OFF && sc_identity_off_moved(j->id[r])));
             moved += kind[r] == SC_ID_OFF;
         }
+        if (offs) *offs += moved;
         sc_off_verdict v = moved == j->n ? SC_OFF_STRAY : SC_OFF_REJECT;
         for (int r = 0; r < j->n; r++) {
             if (kind[r] != SC_ID_OFF) continue;
@@ -497,6 +500,11 @@ static int call_tensors(job *j, const int *style, int first, int last, int s)
         for (int r = 1; r < j->n; r++) CU_ASSERT_EQUAL(slot[r], slot[0]);
     }
     return relearned;
+}
+
+static int call_tensors(job *j, const int *style, int first, int last, int s)
+{
+    return call_tensors_off(j, style, first, last, s, NULL);
 }
 
 static void test_step_that_left_a_gradient_out(void)
@@ -517,7 +525,11 @@ static void test_step_that_left_a_gradient_out(void)
     int by = -1, slots[4];
     for (int s = 40; s < 43; s++) check_one_step(j, step, 4, s, style, slots);
     CU_ASSERT_EQUAL(sc_identity_moves(j->id[0], &by), 0);
-    CU_ASSERT_EQUAL(call_tensors(j, style, 1, 3, 43), 0);   /* tensor 0 left out */
+    int offs = -1;
+    CU_ASSERT_EQUAL(call_tensors_off(j, style, 1, 1, 43, &offs), 0);   /* tensor 0 left out */
+    CU_ASSERT_EQUAL(offs, 3);   /* the own-buffer ranks' first call after it */
+    CU_ASSERT_EQUAL(call_tensors_off(j, style, 2, 3, 43, &offs), 0);
+    CU_ASSERT_EQUAL(offs, 0);   /* once: their buffers are no longer kept */
     CU_ASSERT_EQUAL(sc_identity_moves(j->id[0], &by), 0);   /* not a whole step yet */
     CU_ASSERT_EQUAL(call_tensors(j, style, 0, 3, 44), 0);
     for (int r = 0; r < 3; r++) CU_ASSERT_EQUAL(sc_identity_moves(j->id[r], &by), 1);
