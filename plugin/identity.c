@@ -84,9 +84,8 @@ struct sc_identity {
      * pattern (never reset), the last by moved_by slots */
     int watch_moves, move_d, moved_by;
     long move_run, moves;
-    /* the last off call was a moved one (sc_identity_off_moved); the next
-     * call is taken on its slot whatever its buffer (SC_OFF_ON) */
-    int off_moved, take_moved;
+    /* the last off call was a moved one (sc_identity_off_moved) */
+    int off_moved;
     /* the unit and length the step would have had when only the wait for
      * turns held it: the wait delays the step, never lengthens it */
     long ready_L, ready_M;
@@ -137,7 +136,7 @@ static void forget_history(sc_identity *id)
     id->turn_slot = -1;
     id->watch_moves = id->move_d = 0;
     id->move_run = 0;
-    id->off_moved = id->take_moved = 0;
+    id->off_moved = 0;
     id->ready_L = id->ready_M = 0;
 }
 
@@ -633,6 +632,19 @@ static void watch_buffer(sc_identity *id, int s, uint64_t where)
     }
 }
 
+/* The offset d (0 < d < nslots) of the first slot after s, cyclically,
+ * whose buffer in bufs (slot_where or slot_now) is `where`, of s's shape;
+ * 0 for none (a buffer of no other slot of this step). */
+static int slot_holding(const sc_identity *id, const uint64_t *bufs, int s, uint64_t where)
+{
+    int n = id->nslots;
+    for (int d = 1; d < n; d++) {
+        int o = (s + d) % n;
+        if (bufs[o] == where && id->slot_shape[o] == id->slot_shape[s]) return d;
+    }
+    return 0;
+}
+
 /* After learning, on a rank whose buffers were its own per slot: a whole
  * step of calls, each in the buffer of the slot d on (d > 0, the same
  * shape), is a step the calls moved d slots through (a gradient left out
@@ -648,13 +660,9 @@ static void watch_moves(sc_identity *id, int s, uint64_t where)
         return;
     }
     if (d == 0 || id->slot_where[(s + d) % n] != where) {
-        for (d = 1; d < n; d++) {
-            int o = (s + d) % n;
-            if (id->slot_where[o] == where && id->slot_shape[o] == id->slot_shape[s]) break;
-        }
+        d = id->move_d = slot_holding(id, id->slot_where, s, where);
         id->move_run = 0;
-        id->move_d = d < n ? d : 0;
-        if (d == n) return;   /* not a buffer of this step's: another model's in turn, or fresh */
+        if (d == 0) return;   /* not a buffer of this step's: another model's in turn, or fresh */
     }
     if (++id->move_run < n) return;
     id->moves++;
@@ -795,14 +803,12 @@ sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_L
 
 /* A call on slot s's shape whose buffer, on a rank that has kept a
  * buffer per tensor since learning, is another slot's of the same shape
- * (sc_identity_off_moved).  The search runs at most once a pattern: the
- * call taken on its slot after all ends `kept`. */
+ * (sc_identity_off_moved).  The search runs at most once a pattern: a
+ * call in a buffer not its slot's ends `kept`, whether it goes off or is
+ * taken on its slot. */
 static int moved_here(const sc_identity *id, int s, uint64_t where)
 {
-    if (!id->watch_moves || !id->kept || where == id->slot_now[s]) return 0;
-    for (int o = 0; o < id->nslots; o++)
-        if (o != s && id->slot_now[o] == where && id->slot_shape[o] == id->slot_shape[s]) return 1;
-    return 0;
+    return id->watch_moves && id->kept && where != id->slot_now[s] && slot_holding(id, id->slot_now, s, where) > 0;
 }
 
 sc_id_kind sc_identity_next(sc_identity *id, const sc_call_key *k, int *slot)
@@ -834,9 +840,7 @@ sc_id_kind sc_identity_next(sc_identity *id, const sc_call_key *k, int *slot)
     int s = (int)(id->pos % id->nslots);
     *slot = s;
     if (id->shifted || id->slot_shape[s] != k->shape) return SC_ID_OFF;
-    if (id->take_moved) {
-        id->take_moved = 0;
-    } else if (moved_here(id, s, k->where)) {
+    if (moved_here(id, s, k->where)) {
         id->off_moved = 1;
         return SC_ID_OFF;
     }
@@ -857,7 +861,7 @@ sc_off_verdict sc_identity_settle(sc_identity *id, sc_off_verdict v)
     if (id->off_moved) {
         id->off_moved = 0;
         if (v == SC_OFF_STRAY) return SC_OFF_RELEARN;
-        id->take_moved = 1;
+        id->kept = 0;   /* its buffers are no longer its own per slot: asked again, the call is on its slot */
         return SC_OFF_ON;
     }
     if (v == SC_OFF_STRAY && (id->shifted || ++id->miss_streak > id->nslots)) v = SC_OFF_RELEARN;
