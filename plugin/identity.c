@@ -47,8 +47,12 @@ struct sc_identity {
     int seen_marker, shifted;
     /* a pattern told apart by shapes, with a per-step call: steps whose
      * calls between two such calls were on the pattern, but not a whole
-     * step of it (sc_identity_misaligned) */
-    long misaligned;
+     * step of it (sc_identity_misaligned); of them, steps that also held
+     * a call off the pattern that no gradient left out explains (another
+     * model's tensor: sc_identity_foreign) */
+    long misaligned, foreign;
+    int off_foreign;           /* such a call since the last per-step call */
+    int shift_next;            /* the slot a call off the pattern is after a gradient left out, -1 none since */
     /* two tensors in turn at one place (sc_identity_turns_since) */
     int turned;                /* while learning: this rank saw one */
     int steady;                /* while learning: this rank's buffers were its own and steady once */
@@ -130,7 +134,9 @@ static void forget_history(sc_identity *id)
     id->marker_slot = -1;
     id->since_marker = 0;
     id->seen_marker = id->shifted = 0;
-    id->misaligned = 0;
+    id->misaligned = id->foreign = 0;
+    id->off_foreign = 0;
+    id->shift_next = -1;
     id->turned = id->steady = id->watch = id->kept = 0;
     id->turns_since = 0;
     id->turn_slot = -1;
@@ -599,7 +605,9 @@ static void adopt(sc_identity *id, int L, long M, int turned)
     id->marker_slot = id->nmarkers > 0 && M == 1 && whole ? before_first % id->nslots : -1;
     id->since_marker = 0;
     id->seen_marker = id->shifted = 0;
-    id->misaligned = 0;
+    id->misaligned = id->foreign = 0;
+    id->off_foreign = 0;
+    id->shift_next = -1;
     id->watch = id->trusted && M == 1 && own_and_steady(id, id->nhist, L);
     id->kept = whole && 2 * unit <= SC_HIST_CAP && unit_steady_at(id, id->nhist, (int)unit);
     id->lineage = id->relearns;
@@ -829,17 +837,30 @@ sc_id_kind sc_identity_next(sc_identity *id, const sc_call_key *k, int *slot)
                  * the count tells (none since: a step of no gradient) */
                 if (id->seen_marker && id->since_marker != id->marker_gap[m]) {
                     if (id->marker_dependent) id->shifted = 1;
-                    else if (id->since_marker > 0) id->misaligned++;
+                    else if (id->since_marker > 0) {
+                        id->misaligned++;
+                        if (id->off_foreign) id->foreign++;
+                    }
                 }
                 id->seen_marker = 1;
                 id->since_marker = 0;
+                id->off_foreign = 0;
+                id->shift_next = -1;
             }
         return SC_ID_PASS;
     }
     if (id->nslots == 0) return SC_ID_OFF;
     int s = (int)(id->pos % id->nslots);
     *slot = s;
-    if (id->shifted || id->slot_shape[s] != k->shape) return SC_ID_OFF;
+    if (id->shifted) return SC_ID_OFF;
+    if (id->slot_shape[s] != k->shape) {
+        /* after a gradient left out, the calls off the pattern are the
+         * slots after it, in order; any other is another model's */
+        int t = id->shift_next >= 0 ? id->shift_next : s + 1;
+        if (t < id->nslots && id->slot_shape[t] == k->shape) id->shift_next = t + 1;
+        else id->off_foreign = 1;
+        return SC_ID_OFF;
+    }
     if (moved_here(id, s, k->where)) {
         id->off_moved = 1;
         return SC_ID_OFF;
@@ -915,6 +936,7 @@ int sc_identity_marker_slot(const sc_identity *id, uint64_t *shape)
 const char *sc_identity_why_exact(const sc_identity *id) { return id->learned ? id->why : "pattern not learned"; }
 
 long sc_identity_misaligned(const sc_identity *id) { return id->learned ? id->misaligned : 0; }
+long sc_identity_foreign(const sc_identity *id) { return id->learned ? id->foreign : 0; }
 
 long sc_identity_moves(const sc_identity *id, int *by)
 {

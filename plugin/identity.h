@@ -187,6 +187,12 @@ long sc_identity_turns_since(const sc_identity *id, int *slot);
  * turn does whose shapes line up with this one's after a call off it.
  * The same on every rank (shapes and positions are). */
 long sc_identity_misaligned(const sc_identity *id);
+/* Of those steps, the ones that also held a call off the pattern that
+ * is not the next slot's shape after a gradient left out (the calls
+ * after such a gap are the slots after it, in order): another model's
+ * tensor, whose step lined up with this one's until it.  The same on
+ * every rank. */
+long sc_identity_foreign(const sc_identity *id);
 /* Steps whose calls all moved the same number of slots on (*by, the last),
  * seen by this rank's own buffers (a gradient left out of a step), over
  * every pattern since the identity began.  Only this rank's view. */

@@ -692,6 +692,19 @@ static void test_stray_and_relearn(void)
     job_free(j);
 }
 
+/* Feeds the calls of counts (-1: the per-step loss) to both ranks of j,
+ * settling each call off the pattern as a stray every rank makes. */
+static void feed_calls(job *j, const long *counts, const int *kinds, int n)
+{
+    int slot;
+    for (int t = 0; t < n; t++)
+        for (int r = 0; r < 2; r++) {
+            sc_call_key k = key(counts[t] < 0 ? 1 : counts[t], counts[t] > 0, 0);
+            CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &k, &slot), kinds[t]);
+            if (kinds[t] == SC_ID_OFF) sc_identity_settle(j->id[r], SC_OFF_STRAY);
+        }
+}
+
 /* A step told apart by shapes, with a per-step loss: another model's step
  * whose first tensor has the first slot's shape and whose others line up
  * after one call off the pattern (GPT-2's halves in turn) takes slots that
@@ -706,9 +719,9 @@ static void test_misaligned_step_is_counted(void)
     int slots[3];
     for (int s = 0; s < 2; s++) check_one_step(j, step, 4, 30 + s, same_style, slots);
     CU_ASSERT_EQUAL(sc_identity_misaligned(j->id[0]), 0);
-    int slot;
-    sc_call_key loss = key(1, 0, 0);
-    for (int r = 0; r < 2; r++) CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &loss, &slot), SC_ID_PASS);   /* an evaluation */
+    long evaluation[] = {-1};
+    int pass[] = {SC_ID_PASS};
+    feed_calls(j, evaluation, pass, 1);
     CU_ASSERT_EQUAL(sc_identity_misaligned(j->id[0]), 0);
     /* the other model: 1000 (on slot 0), 500 (off), then 2000 and 3000 on
      * slots 1 and 2, and 4000 (off): a whole step's count of calls on the
@@ -716,14 +729,45 @@ static void test_misaligned_step_is_counted(void)
      * call on the pattern since the last loss */
     long other[] = {1000, 500, 2000, 3000, 4000, -1, 1000, -1};
     int kinds[] = {SC_ID_SLOT, SC_ID_OFF, SC_ID_SLOT, SC_ID_SLOT, SC_ID_OFF, SC_ID_PASS, SC_ID_SLOT, SC_ID_PASS};
-    for (int t = 0; t < 8; t++)
-        for (int r = 0; r < 2; r++) {
-            sc_call_key k = key(other[t] < 0 ? 1 : other[t], other[t] > 0, 0);
-            CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &k, &slot), kinds[t]);
-            if (kinds[t] == SC_ID_OFF) sc_identity_settle(j->id[r], SC_OFF_STRAY);
-        }
+    feed_calls(j, other, kinds, 8);
     CU_ASSERT_EQUAL(sc_identity_misaligned(j->id[0]), 1);
     CU_ASSERT_EQUAL(sc_identity_misaligned(j->id[1]), 1);
+    job_free(j);
+}
+
+/* An actor's step learned (Spinning Up's PPO: its gradients, then the KL
+ * reduced every step), then the critic's, whose first tensors have the
+ * actor's first shapes and whose last does not: calls on the pattern,
+ * then one off it that no gradient left out explains, counted as another
+ * model's (the communicator then stays exact).  A step that left a
+ * gradient out (the calls after the gap are the next slots, in order) is
+ * misaligned too, but no other model's. */
+static void test_other_model_is_told_from_a_gradient_left_out(void)
+{
+    long step[] = {1000, 2000, 3000, 4000, -1};
+    job *j = job_new(2);
+    CU_ASSERT_TRUE(learn(j, step, 5, same_style, 20) >= 0);
+    int slots[4];
+    for (int s = 0; s < 2; s++) check_one_step(j, step, 5, 30 + s, same_style, slots);
+    long critic[] = {1000, 2000, 500, -1};
+    int critic_kinds[] = {SC_ID_SLOT, SC_ID_SLOT, SC_ID_OFF, SC_ID_PASS};
+    feed_calls(j, critic, critic_kinds, 4);
+    for (int r = 0; r < 2; r++) {
+        CU_ASSERT_EQUAL(sc_identity_misaligned(j->id[r]), 1);
+        CU_ASSERT_EQUAL(sc_identity_foreign(j->id[r]), 1);
+    }
+    job_free(j);
+
+    j = job_new(2);
+    CU_ASSERT_TRUE(learn(j, step, 5, same_style, 20) >= 0);
+    for (int s = 0; s < 2; s++) check_one_step(j, step, 5, 30 + s, same_style, slots);
+    long left_out[] = {1000, 3000, 4000, -1};   /* 2000 left out */
+    int left_out_kinds[] = {SC_ID_SLOT, SC_ID_OFF, SC_ID_OFF, SC_ID_PASS};
+    feed_calls(j, left_out, left_out_kinds, 4);
+    for (int r = 0; r < 2; r++) {
+        CU_ASSERT_EQUAL(sc_identity_misaligned(j->id[r]), 1);
+        CU_ASSERT_EQUAL(sc_identity_foreign(j->id[r]), 0);
+    }
     job_free(j);
 }
 
@@ -907,6 +951,7 @@ int main(void)
     CU_add_test(s, "ranks whose calls disagree", test_disagreement);
     CU_add_test(s, "stray call, rejected call, new pattern", test_stray_and_relearn);
     CU_add_test(s, "a step that held part of the learned one between two losses is counted", test_misaligned_step_is_counted);
+    CU_add_test(s, "another model's step told from one that left a gradient out", test_other_model_is_told_from_a_gradient_left_out);
     CU_add_test(s, "several per-step calls in a step: none counted, none dropped", test_several_markers_in_a_step);
     CU_add_test(s, "the slot after the loss, wherever the step was learned from", test_marker_slot);
     CU_add_test(s, "a step dropped for another model's, resumed where it left off", test_resumed_where_it_left_off);
