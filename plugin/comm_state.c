@@ -123,6 +123,15 @@ void sc_comm_stop_engine(sc_comm *cs, int keep_leftovers)
         for (int s = 0; s < k->nslots; s++) k->to[s] = -1;
 }
 
+void sc_comm_stop_engine_here(sc_comm *cs)
+{
+    if (!cs->engine) return;
+    sc_engine *stopping = cs->engine;
+    if (sc_comm_engines() > 1) sc_comm_away(stopping, 1, SC_AWAY_OTHER_COMM);
+    sc_comm_stop_engine(cs, 1);
+    if (sc_comm_engines() > 0) sc_comm_away(NULL, 0, SC_AWAY_OTHER_COMM);
+}
+
 /* Carry c's slot s is the current pattern's slot (s + shift) mod n in
  * shapes? */
 static int shapes_match(const sc_comm *cs, const sc_carry *c, long shift)

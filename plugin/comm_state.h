@@ -26,6 +26,7 @@ typedef struct sc_comm {
     size_t lockstep_bytes;
     sc_engine *engine;
     int engine_failed;
+    int two_models;             /* another model's step came in turn on it: no rounds again (keep_exact_two_models) */
     int named_exact;            /* named in STARCOLL_EXACT_COMMS, crossed (sc_comm_crossed) or averaging: no identity, no rounds */
     double last_exit;           /* when the last eligible call returned (compute time in between) */
     double last_any_exit;       /* when the last MPI_Allreduce on it returned */
@@ -64,6 +65,10 @@ typedef struct sc_carry {
 /* Stop cs's engine (collective over cs->comm), folding its figures into
  * the report row; keep_leftovers: results not yet returned become carries. */
 void sc_comm_stop_engine(sc_comm *cs, int keep_leftovers);
+/* The same at a call every rank of cs makes at this same point, keeping
+ * the leftovers, with cs's other engines told this rank is away on it
+ * meanwhile (it may wait there for the slowest rank). */
+void sc_comm_stop_engine_here(sc_comm *cs);
 /* A new pattern was agreed: map the carries onto its slots. */
 void sc_comm_map_carries(sc_comm *cs);
 /* Add what is owed to slot `slot` of the current pattern into recvbuf. */

@@ -391,6 +391,10 @@ static void adopt_pattern(sc_comm *cs)
             fprintf(stderr, "starcoll: comm %s: the step's calls stay exact: %s\n", cs->label, cs->why_exact);
         return;
     }
+    if (cs->two_models) {
+        snprintf(cs->why_exact, sizeof cs->why_exact, "%s", sc_rt.row_why[cs->row - sc_rt.rows]);
+        return;
+    }
     if (cs->engine_failed || sc_keep_guessed_exact(cs, &values)) return;
     sc_mode start = sc_rt.policy.mode == SC_MODE_AUTO ? SC_MODE_SYNC : sc_rt.policy.mode;
     sc_engine_away_hook = away_hook;
@@ -606,12 +610,7 @@ static int tolerant_allreduce(sc_comm *cs, const sc_user_call *c, sc_dkind dk, s
             /* A whole step off the pattern: every rank drops it at this
              * same call and learns again, starting with it. */
             sc_say(SC_SAY_RELEARN, 0, "starcoll: the pattern of MPI_Allreduce calls changed; learning it again (exact meanwhile)");
-            if (cs->engine) {
-                sc_engine *stopping = cs->engine;
-                if (sc_comm_engines() > 1) sc_comm_away(stopping, 1, SC_AWAY_OTHER_COMM);
-                sc_comm_stop_engine(cs, 1);
-                if (sc_comm_engines() > 0) sc_comm_away(NULL, 0, SC_AWAY_OTHER_COMM);
-            }
+            sc_comm_stop_engine_here(cs);
             sc_identity_relearn(cs->id);
             cs->learn_compute_s = 0;
             cs->learn_throttled0 = -1;
@@ -648,9 +647,10 @@ static int ineligible_learning(sc_comm *cs, const sc_user_call *c, sc_dkind dk, 
     if (!tolerant_policy() || !identity_applies(cs) || !ensure_identity(cs)) return 0;
     *k = call_key(cs, c, dk, 0, t_in);
     int slot;
-    long misaligned = sc_identity_misaligned(cs->id);
+    long misaligned = sc_identity_misaligned(cs->id), foreign = sc_identity_foreign(cs->id);
     sc_id_kind kind = sc_identity_next(cs->id, k, &slot);
-    if (sc_identity_misaligned(cs->id) > misaligned) note_misaligned(cs);
+    if (sc_identity_foreign(cs->id) > foreign && !cs->two_models) sc_keep_exact_two_models(cs);
+    else if (sc_identity_misaligned(cs->id) > misaligned && !cs->two_models) note_misaligned(cs);
     return kind == SC_ID_LEARNING;
 }
 

@@ -69,3 +69,36 @@ int sc_keep_guessed_exact(sc_comm *cs, const sc_values_said *v)
                cs->label, v->follow, v->judged, cs->size);
     return 1;
 }
+
+/* The step just ended at a per-step call held calls on the learned
+ * pattern and then one off it that no gradient left out explains
+ * (sc_identity_foreign): another model's step in turn, whose tensors
+ * took this one's slots.  Rounds cannot tell such tensors apart (a late
+ * rank's gradient of one rides into the other's sum), so from this call,
+ * which every rank makes alike (shapes and positions are the same on
+ * every rank), the communicator has no rounds again: its calls stay
+ * agreed and exact.  What the rounds still owed is paid to each tensor's
+ * next call by its buffer where every rank kept one per tensor, else not
+ * (the report counts it): by slot it would go to the other model's
+ * tensor where that one's step comes next (GPT-2's halves in turn).  The
+ * rounds before this call may have mixed the two.  Each model on a
+ * communicator of its own is tolerated. */
+void sc_keep_exact_two_models(sc_comm *cs)
+{
+    cs->row->misaligned += 1;
+    cs->two_models = 1;
+    sc_comm_stop_engine_here(cs);
+    snprintf(cs->why_exact, sizeof cs->why_exact,
+             "another model's step came in turn with this one's, its tensors in this step's places (calls that "
+             "line up, then one that no gradient left out explains): give each model its own communicator "
+             "(MPI_Comm_dup)");
+    snprintf(sc_rt.row_why[cs->row - sc_rt.rows], sizeof sc_rt.row_why[0], "%s", cs->why_exact);
+    sc_say(SC_SAY_TWO_MODELS, 0,
+           "starcoll: comm %s: a step held calls on the learned step's pattern, then one off it that no gradient "
+           "left out explains: another model's step in turn, whose tensors took this one's places (an actor and "
+           "a critic, two nets of one shape)?  Tolerant rounds cannot tell the two apart, so this communicator's "
+           "calls are exact from here; the rounds before may have summed one into the other, and the results they "
+           "still owed are not delivered (the report counts them).  Give each model its own communicator "
+           "(MPI_Comm_dup) and both are tolerated",
+           cs->label);
+}

@@ -84,6 +84,7 @@ static inline const char *sc_spawned_suffix(void)
 /* One-time notices, each printed once per process (rank 0 unless noted). */
 enum { SC_SAY_THREAD = 0, SC_SAY_HIER_FAIL, SC_SAY_COMM_STATE, SC_SAY_ERROR, SC_SAY_ENGINE, SC_SAY_RELEARN, SC_SAY_SELECTOR, SC_SAY_TRACE, SC_SAY_SCHEDULE,
        SC_SAY_TRACE_WRITE, SC_SAY_QUORUM, SC_SAY_NO_FUSION, SC_SAY_DEVICE, SC_SAY_FORTRAN, SC_SAY_OMPIO,
-       SC_SAY_TURNS, SC_SAY_CROSSED, SC_SAY_MISALIGNED, SC_SAY_AVERAGED, SC_SAY_MOVED };
+       SC_SAY_TURNS, SC_SAY_CROSSED, SC_SAY_MISALIGNED, SC_SAY_AVERAGED, SC_SAY_MOVED,
+       SC_SAY_TWO_MODELS };
 void sc_say(int which, int all_ranks, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 #endif
