@@ -855,9 +855,11 @@ sc_id_kind sc_identity_next(sc_identity *id, const sc_call_key *k, int *slot)
     if (id->shifted) return SC_ID_OFF;
     if (id->slot_shape[s] != k->shape) {
         /* after a gradient left out, the calls off the pattern are the
-         * slots after it, in order; any other is another model's */
-        int t = id->shift_next >= 0 ? id->shift_next : s + 1;
-        if (t < id->nslots && id->slot_shape[t] == k->shape) id->shift_next = t + 1;
+         * slots after it, in order (past the last: the next step's first,
+         * where the step's last one was left out); any other is another
+         * model's */
+        int t = (id->shift_next >= 0 ? id->shift_next : s + 1) % id->nslots;
+        if (id->slot_shape[t] == k->shape) id->shift_next = t + 1;
         else id->off_foreign = 1;
         return SC_ID_OFF;
     }

@@ -254,6 +254,19 @@ if sc_preloading; then
         else fail "$name: the report does not show one relearn with every result delivered"; sc_show "$name"; fi
     done
 
+    # Gradients of distinct shapes, a loss, one left out: the next step's
+    # calls come a place early, off the pattern in order, which no other
+    # model's step does.  The communicator keeps its rounds (a version that
+    # took the calls after such a gap for another model's turned it exact
+    # and dropped what its rounds owed: conservation and replicas failed).
+    for loop in own fresh; do
+        name=quorum-skip-distinct-$loop
+        loops_job "$name" quorum -- "$prog" --loop $loop --counts 65536,32768,16384,49152 --loss --skip-at 30 --slow-factor 2
+        if grep -q "came in turn with this one" "$SC_WORK/$name.report"; then
+            fail "$name: the communicator turned exact, as if another model's step had come"; sc_show "$name"
+        else ok "$name: the communicator kept its rounds"; fi
+    done
+
     # The same with no loss: no shape and no per-step call shows the step
     # moved.  Buffers of their own per tensor show it on each rank, at the
     # first call after the gap; where every rank's do, the ranks agree the

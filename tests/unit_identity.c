@@ -735,40 +735,49 @@ static void test_misaligned_step_is_counted(void)
     job_free(j);
 }
 
-/* An actor's step learned (Spinning Up's PPO: its gradients, then the KL
- * reduced every step), then the critic's, whose first tensors have the
- * actor's first shapes and whose last does not: calls on the pattern,
- * then one off it that no gradient left out explains, counted as another
- * model's (the communicator then stays exact).  A step that left a
- * gradient out (the calls after the gap are the next slots, in order) is
- * misaligned too, but no other model's. */
-static void test_other_model_is_told_from_a_gradient_left_out(void)
+/* Learns the step {1000, 2000, 3000, 4000, loss} on two ranks, then feeds
+ * calls (kinds expected): misaligned steps, another model's or not. */
+static void misaligned_after_learning(const long *calls, const int *kinds, int n, long misaligned, long foreign)
 {
     long step[] = {1000, 2000, 3000, 4000, -1};
     job *j = job_new(2);
     CU_ASSERT_TRUE(learn(j, step, 5, same_style, 20) >= 0);
     int slots[4];
     for (int s = 0; s < 2; s++) check_one_step(j, step, 5, 30 + s, same_style, slots);
+    feed_calls(j, calls, kinds, n);
+    for (int r = 0; r < 2; r++) {
+        CU_ASSERT_EQUAL(sc_identity_misaligned(j->id[r]), misaligned);
+        CU_ASSERT_EQUAL(sc_identity_foreign(j->id[r]), foreign);
+    }
+    job_free(j);
+}
+
+/* An actor's step learned (Spinning Up's PPO: its gradients, then the KL
+ * reduced every step), then the critic's, whose first tensors have the
+ * actor's first shapes and whose last does not: calls on the pattern,
+ * then one off it that no gradient left out explains, counted as another
+ * model's (the communicator then stays exact).  A step that left one
+ * gradient out (the calls after the gap are the next slots, in order) is
+ * misaligned too, but no other model's. */
+static void test_other_model_is_told_from_a_gradient_left_out(void)
+{
     long critic[] = {1000, 2000, 500, -1};
     int critic_kinds[] = {SC_ID_SLOT, SC_ID_SLOT, SC_ID_OFF, SC_ID_PASS};
-    feed_calls(j, critic, critic_kinds, 4);
-    for (int r = 0; r < 2; r++) {
-        CU_ASSERT_EQUAL(sc_identity_misaligned(j->id[r]), 1);
-        CU_ASSERT_EQUAL(sc_identity_foreign(j->id[r]), 1);
-    }
-    job_free(j);
-
-    j = job_new(2);
-    CU_ASSERT_TRUE(learn(j, step, 5, same_style, 20) >= 0);
-    for (int s = 0; s < 2; s++) check_one_step(j, step, 5, 30 + s, same_style, slots);
+    misaligned_after_learning(critic, critic_kinds, 4, 1, 1);
     long left_out[] = {1000, 3000, 4000, -1};   /* 2000 left out */
     int left_out_kinds[] = {SC_ID_SLOT, SC_ID_OFF, SC_ID_OFF, SC_ID_PASS};
-    feed_calls(j, left_out, left_out_kinds, 4);
-    for (int r = 0; r < 2; r++) {
-        CU_ASSERT_EQUAL(sc_identity_misaligned(j->id[r]), 1);
-        CU_ASSERT_EQUAL(sc_identity_foreign(j->id[r]), 0);
-    }
-    job_free(j);
+    misaligned_after_learning(left_out, left_out_kinds, 4, 1, 0);
+    /* the step's last left out: the next step's calls come a place early,
+     * off the pattern until its last (which is on it), in order */
+    long last_out[] = {1000, 2000, 3000, -1, 1000, 2000, 3000, 4000, -1};
+    int last_out_kinds[] = {SC_ID_SLOT, SC_ID_SLOT, SC_ID_SLOT, SC_ID_PASS, SC_ID_OFF, SC_ID_OFF, SC_ID_OFF,
+                            SC_ID_SLOT, SC_ID_PASS};
+    misaligned_after_learning(last_out, last_out_kinds, 9, 2, 0);
+    /* two left out in a row read as another model's (README, Limits):
+     * exact from there, never mixed */
+    long two_out[] = {1000, 4000, -1};
+    int two_out_kinds[] = {SC_ID_SLOT, SC_ID_OFF, SC_ID_PASS};
+    misaligned_after_learning(two_out, two_out_kinds, 3, 1, 1);
 }
 
 /* Steps with more than one per-step call of a shape of its own: small
