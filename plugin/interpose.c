@@ -649,8 +649,10 @@ static int ineligible_learning(sc_comm *cs, const sc_user_call *c, sc_dkind dk, 
     int slot;
     long misaligned = sc_identity_misaligned(cs->id), foreign = sc_identity_foreign(cs->id);
     sc_id_kind kind = sc_identity_next(cs->id, k, &slot);
-    if (sc_identity_foreign(cs->id) > foreign && !cs->two_models) sc_keep_exact_two_models(cs);
-    else if (sc_identity_misaligned(cs->id) > misaligned && !cs->two_models) note_misaligned(cs);
+    if (!cs->two_models) {   /* once exact for good, nothing more to do or say */
+        if (sc_identity_foreign(cs->id) > foreign) sc_keep_exact_two_models(cs);
+        else if (sc_identity_misaligned(cs->id) > misaligned) note_misaligned(cs);
+    }
     return kind == SC_ID_LEARNING;
 }
 
