@@ -1,7 +1,7 @@
 """What the suite's mpi4py training jobs (mpi_weight_average.py,
-mpi_tensor_parallel.py) share: their options, a synthetic digits task,
-the softmax loss, the exact sum they check starcoll's against, and the
-closing lines.  Imported from the script's own folder (Python puts it
+mpi_tensor_parallel.py, mpi_actor_critic.py) share: their options, a
+synthetic digits task, the softmax loss, the exact sum they check
+starcoll's against, how far the replicas drifted, and the closing lines.  Imported from the script's own folder (Python puts it
 first on sys.path).
 """
 import sys
@@ -46,6 +46,17 @@ def exact_sum(a, comm):
     comm.Reduce(a, out, op=MPI.SUM, root=0)
     comm.Bcast(out, root=0)
     return out
+
+
+def replica_drift(arrays, comm):
+    """The largest difference of any rank's arrays from rank 0's (0 where
+    every replica holds rank 0's weights exactly)."""
+    drift = 0.0
+    for a in arrays:
+        a0 = a.copy()
+        comm.Bcast(a0, root=0)
+        drift = max(drift, float(np.abs(a - a0).max()))
+    return comm.allreduce(drift, op=MPI.MAX)
 
 
 def report(checks, figures):

@@ -34,7 +34,7 @@ import time
 from mpi4py import MPI
 import numpy as np
 
-from mlp_job import exact_sum, option, report
+from mlp_job import exact_sum, option, replica_drift, report
 
 slow_factor = option("--slow-factor", 1.0, float)
 epochs = option("--epochs", 5, int)
@@ -165,12 +165,7 @@ for epoch in range(epochs):
 loop_s = time.perf_counter() - t0
 not_exact = [comm.allreduce(k) for k in not_exact]
 checked = [comm.allreduce(k) for k in checked]
-drift = 0.0
-for p in actor.params + critic.params:
-    p0 = p.copy()
-    comm.Bcast(p0, root=0)
-    drift = max(drift, float(np.abs(p - p0).max()))
-drift = comm.allreduce(drift, op=MPI.MAX)
+drift = replica_drift(actor.params + critic.params, comm)
 checks = [
     (checked[0] > 0 and not_exact[0] == 0, "actor-critic: from epoch %d on, every gradient sum exact (%d of %d were not)"
      % (checked_from, not_exact[0], checked[0])),

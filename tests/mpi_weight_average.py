@@ -25,7 +25,7 @@ import time
 from mpi4py import MPI
 import numpy as np
 
-from mlp_job import batch, exact_sum, loss_gradient, option, report, softmax_loss
+from mlp_job import batch, exact_sum, loss_gradient, option, replica_drift, report, softmax_loss
 
 slow_factor = option("--slow-factor", 1.0, float)
 steps = option("--steps", 200, int)
@@ -73,12 +73,7 @@ for step in range(steps):
 loop_s = time.perf_counter() - t0
 not_exact = world.allreduce(not_exact)
 times = world.gather(loop_s, root=0)
-drift = 0.0
-for w in weights:
-    w0 = w.copy()
-    world.Bcast(w0, root=0)
-    drift = max(drift, float(np.abs(w - w0).max()))
-drift = world.allreduce(drift, op=MPI.MAX)
+drift = replica_drift(weights, world)
 first, last = np.mean(losses[:20]), np.mean(losses[-20:])
 checks = [
     (not_exact == 0, "weight-average: every averaging sum exact (%d of %d were not)"
