@@ -35,7 +35,7 @@
  *
  * usage: starcoll_loops [--loop fresh|moving|own|staging] [--counts C1,C2,...]
  *          [--model FILE [--scale N]] [--loss] [--metric N [--metric-pcontrol]] [--alternate K [--alternate-comm]] [--in-place] [--steps N] [--warmup N] [--compute-ms MS]
- *          [--slow-rank R] [--slow-factor F] [--extra-call STEP] [--skip-at STEP]
+ *          [--slow-rank R] [--slow-factor F] [--extra-call STEP] [--skip-at STEP] [--eval-every N [--eval-batches B]]
  *          [--stop-at STEP --stop-s S [--freeze]] [--two-comms [--halves-in-order] [--disconnect] [--part-at STEP]]
  *          [--soak] [--bound-s S]
  *          [--comm-thread] [--same-results] [--end-call CALL [--call-every N]]
@@ -89,6 +89,11 @@
  *         Its result is checked.
  *         --call-every N: also after every N steps (a checkpoint, a
  *         figure passed on now and then).
+ * --eval-every N: after every N steps, a validation pass as training codes
+ *         make one: --eval-batches B (default 5) batches, each a short
+ *         compute and its loss reduced (1 float, as the training loss),
+ *         then the pass's (correct, total) counts (2 floats); no gradient
+ *         call.  Every value must be exact.
  * --skip-at STEP: at STEP every rank leaves out the last tensor's call
  *         (a parameter that got no gradient that step: unused, frozen,
  *         an expert no sample was routed to).
@@ -138,6 +143,8 @@ static int alternate = 0;            /* --alternate K: two models, the first K s
 static int alternate_comm;           /* --alternate-comm: the second model's calls on a communicator of its own */
 static int metric_pcontrol;          /* --metric-pcontrol: the metric call between MPI_Pcontrol(0) and (1) */
 static int metric_wrong;             /* steps whose metric sum was not exact */
+static int eval_every, eval_batches = 5; /* --eval-every: a validation pass after every N steps */
+static int eval_wrong;               /* validation values whose sum was not exact */
 static const char *end_call = NULL;
 static int call_every = 0;           /* --call-every N: the --end-call also after every N steps */
 static char port_name[MPI_MAX_PORT_NAME];  /* --end-call connect: rank 0's port, and this rank's half */
@@ -383,6 +390,26 @@ static void one_step(state *st, int s, int zero, int *loss_ok)
         float want = (float)(csize * (csize + 1) / 2 + csize * (s % 5));
         if (rc != MPI_SUCCESS || sum != want) *loss_ok = 0;
     }
+}
+
+/* --eval-every: a validation pass, no gradients: a loss per batch, then
+ * the pass's counts, on the stream's communicator; each sum checked. */
+static void eval_pass(state *st, int s)
+{
+    int crank, csize;
+    MPI_CHECK(MPI_Comm_rank(st->comm, &crank));
+    MPI_CHECK(MPI_Comm_size(st->comm, &csize));
+    for (int b = 0; b < eval_batches; b++) {
+        sleep_ms(compute_ms / 3);
+        float l = (float)(crank + b + s % 3), sum = -1;
+        int rc = MPI_Allreduce(&l, &sum, 1, MPI_FLOAT, MPI_SUM, st->comm);
+        say_rc(rc, "a validation loss MPI_Allreduce", s);
+        eval_wrong += rc != MPI_SUCCESS || sum != (float)(csize * (csize - 1) / 2 + csize * (b + s % 3));
+    }
+    float counts2[2] = {(float)(crank + 1), 10.0f}, sum2[2] = {-1, -1};
+    int rc = MPI_Allreduce(counts2, sum2, 2, MPI_FLOAT, MPI_SUM, st->comm);
+    say_rc(rc, "the validation counts MPI_Allreduce", s);
+    eval_wrong += rc != MPI_SUCCESS || sum2[0] != (float)(csize * (csize + 1) / 2) || sum2[1] != 10.0f * csize;
 }
 
 static int parse_counts(const char *s)
@@ -747,6 +774,8 @@ static void *run_loop(void *arg)
             r->nst = 1;
         }
         for (int c = 0; c < r->nst; c++) one_step(&r->st[c], s, 0, &r->loss_ok);
+        if (eval_every > 0 && (s + 1) % eval_every == 0)
+            for (int c = 0; c < r->nst; c++) eval_pass(&r->st[c], s);
         if (end_call && call_every > 0 && (s + 1) % call_every == 0) r->end_ok &= make_end_call(end_call);
         if (soak && s % 53 == 17) {
             r->flushes++;
@@ -812,6 +841,8 @@ int main(int argc, char **argv)
         else if (v && !strcmp(o, "--slow-rank")) slow_rank = atoi(argv[++a]);
         else if (v && !strcmp(o, "--slow-factor")) slow_factor = atof(argv[++a]);
         else if (v && !strcmp(o, "--extra-call")) extra_call = atoi(argv[++a]);
+        else if (v && !strcmp(o, "--eval-every")) eval_every = atoi(argv[++a]);
+        else if (v && !strcmp(o, "--eval-batches")) eval_batches = atoi(argv[++a]);
         else if (v && !strcmp(o, "--skip-at")) skip_at = atoi(argv[++a]);
         else if (v && !strcmp(o, "--stop-at")) stop_at = atoi(argv[++a]);
         else if (v && !strcmp(o, "--stop-s")) stop_s = atof(argv[++a]);
@@ -913,6 +944,12 @@ int main(int argc, char **argv)
         MPI_CHECK(MPI_Allreduce(&metric_wrong, &wrong, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
         snprintf(what, sizeof what, "%s: the per-step metric of %ld floats is exact at every step (%d steps not, on some rank)",
                  loop, metric, wrong);
+        check(wrong == 0, what);
+    }
+    if (eval_every > 0) {
+        int wrong = 0;
+        MPI_CHECK(MPI_Allreduce(&eval_wrong, &wrong, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+        snprintf(what, sizeof what, "%s: every validation loss and count is exact (%d were not, on some rank)", loop, wrong);
         check(wrong == 0, what);
     }
     if (end_call) {
