@@ -276,6 +276,20 @@ static int unit_markers(const sc_identity *id, long n, int U, uint64_t *out, int
     return found;
 }
 
+/* Whether the unit (the last U of n calls) holds a call that is surely no
+ * gradient (a loss, a count, a flag): a unit whose only calls off the
+ * slots may be small gradients (sc_call_key.maybe_gradient, a narrow
+ * layer's bias) may be one of a model's identical blocks, each holding
+ * its bias, and its marker would make one block the step. */
+static int holds_value(const sc_identity *id, long n, int U)
+{
+    for (int j = 0; j < U; j++) {
+        const sc_call_key *c = at(id, n - U + j);
+        if (!c->eligible && !c->maybe_gradient) return 1;
+    }
+    return 0;
+}
+
 /* Every call of the unit (the last U of n calls) in a buffer of its own on
  * this rank: then buffers equal one unit back are the same tensors. */
 static int own_buffers(const sc_identity *id, long n, int U)
@@ -749,6 +763,16 @@ sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_L
     /* A unit with a per-step call that is no gradient (a loss, a metric)
      * is no run of layers inside a step: no further evidence needed. */
     int marked = unit_markers(id, id->nhist, (int)L, NULL, NULL, NULL, 1) > 0;
+    /* Marked only by calls that may be small gradients (a narrow layer's
+     * bias under STARCOLL_MIN_BYTES), and no value beside them (a loss):
+     * maybe one of a model's identical blocks, inside the step.  Only a run longer than any step shows it
+     * spans one: not a gap, which the work before each block's first call
+     * makes too, nor buffers, which malloc hands back to each block alike.
+     * A step with a loss is learned by its loss long before. */
+    if (marked && !holds_value(id, id->nhist, (int)L)) {
+        if (id->run_shape[L] < 2 * L + SC_STEP_MAX) return SC_LEARN_GO_ON;
+        marked = 0;
+    }
     if (!marked && !agreed[SC_VOTE_SPANS] && agreed[SC_VOTE_NO_GAP]) return SC_LEARN_GO_ON;   /* maybe a run inside a step */
     /* The step is the least common multiple of what the ranks' buffers
      * say and, for a unit shapes tell apart, of where their gaps fall.
@@ -834,10 +858,11 @@ sc_id_kind sc_identity_next(sc_identity *id, const sc_call_key *k, int *slot)
                  * apart by the marker alone, learn again; by shapes, calls
                  * took slots of a step they were not (another model's in
                  * turn whose shapes line up after a stray call) and only
-                 * the count tells (none since: a step of no gradient) */
-                if (id->seen_marker && id->since_marker != id->marker_gap[m]) {
+                 * the count tells.  None since is a step of no gradient
+                 * (a validation pass's loss per batch): nothing moved */
+                if (id->seen_marker && id->since_marker != id->marker_gap[m] && id->since_marker > 0) {
                     if (id->marker_dependent) id->shifted = 1;
-                    else if (id->since_marker > 0) {
+                    else {
                         id->misaligned++;
                         if (id->off_foreign) id->foreign++;
                     }

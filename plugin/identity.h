@@ -72,6 +72,14 @@ typedef struct sc_call_key {
     long count;
     int dkind;                 /* sc_dkind of an eligible call */
     int eligible;
+    /* An ineligible call that may yet be a gradient: a float or double
+     * MPI_SUM of 2 elements and up, under STARCOLL_MIN_BYTES only (a
+     * narrow layer's bias).  Such a call in every block of a model's
+     * identical blocks would mark each block as a step, so it marks no
+     * step (sc_identity_decide).  A loss is one number; an op other
+     * than MPI_SUM, an integer type, or a count named in STARCOLL_EXACT
+     * is no gradient. */
+    int maybe_gradient;
 } sc_call_key;
 
 /* The agreement vote: one per call while learning, reduced with MPI_MAX

@@ -642,10 +642,11 @@ static int tolerant_allreduce(sc_comm *cs, const sc_user_call *c, sc_dkind dk, s
 /* An ineligible call under a tolerant policy still takes its place in
  * the step (a per-step loss tells steps apart): 1 when it is part of the
  * learning, and must be agreed on like any call (learning_call). */
-static int ineligible_learning(sc_comm *cs, const sc_user_call *c, sc_dkind dk, sc_call_key *k, double t_in)
+static int ineligible_learning(sc_comm *cs, const sc_user_call *c, sc_dkind dk, sc_elig e, sc_call_key *k, double t_in)
 {
     if (!tolerant_policy() || !identity_applies(cs) || !ensure_identity(cs)) return 0;
     *k = call_key(cs, c, dk, 0, t_in);
+    k->maybe_gradient = e == SC_ELIG_SMALL && c->count >= 2;
     int slot;
     long misaligned = sc_identity_misaligned(cs->id), foreign = sc_identity_foreign(cs->id);
     sc_id_kind kind = sc_identity_next(cs->id, k, &slot);
@@ -840,7 +841,7 @@ static int reduce_on(sc_comm *cs, const void *sendbuf, void *recvbuf, int count,
     if (request) cs->row->nonblocking += 1;
     if (e != SC_ELIG_OK) {
         sc_call_key k;
-        if (ineligible_learning(cs, &call, shape.dkind, &k, t0))
+        if (ineligible_learning(cs, &call, shape.dkind, e, &k, t0))
             rc = finished_request(request, learning_call(cs, &k, &call, shape.dkind));
         else if (request) rc = PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
         else rc = blocking_allreduce(sendbuf, recvbuf, count, datatype, op, comm, meets_first(cs, e));

@@ -21,7 +21,9 @@
 # where shapes or buffers of their own tell them apart, and where a step's
 # calls line up with the other's until a call that no gradient left out
 # explains (GPT-2's halves; Spinning Up's PPO actor and critic, in
-# mpi4py), the communicator turns exact at the first such step; a hybrid tensor-
+# mpi4py), the communicator turns exact at the first such step; identical
+# narrow layers whose biases are under the size floor are not each taken
+# for a step; a validation pass between steps moves no tensor; a hybrid tensor-
 # and data-parallel MLP keeps its activation sums exact when
 # STARCOLL_EXACT_COMMS names their communicator; local SGD's averaged
 # weights stay exact.
@@ -265,6 +267,32 @@ if sc_preloading; then
         if grep -q "came in turn with this one" "$SC_WORK/$name.report"; then
             fail "$name: the communicator turned exact, as if another model's step had come"; sc_show "$name"
         else ok "$name: the communicator kept its rounds"; fi
+    done
+
+    # Eight identical narrow layers, each a weight and a 32-float bias
+    # under STARCOLL_MIN_BYTES, then a loss (an MLP of 32-wide hidden
+    # layers).  The bias is in every layer, so it marks no step: the first
+    # step's run of layers was taken for a step of one layer, whose slot
+    # then held all eight, and rounds summed one layer's weights into
+    # another's (tags, conservation and replicas failed).  Now the loss
+    # marks the step of all eight.  With a validation pass every 10 steps
+    # (a loss per batch, then counts, no gradient): every value exact.
+    narrow=$(printf '1024,32,%.0s' 1 2 3 4 5 6 7 8)
+    for loop in own fresh; do
+        loops_job quorum-narrow-layers-$loop quorum -- "$prog" --loop $loop --counts "${narrow%,}" --loss --slow-factor 2 --eval-every 10
+    done
+
+    # Gradients of one shape told apart by the loss, and a validation pass
+    # every 10 steps (a loss per batch, no gradient between): those losses
+    # move no tensor.  Each pass made every rank learn the step again, and
+    # where buffers are fresh or one staging buffer, the results the
+    # rounds owed were dropped (conservation and replicas failed).
+    for loop in fresh staging; do
+        name=quorum-validation-one-shape-$loop
+        loops_job "$name" quorum -- "$prog" --loop $loop --counts "$same" --loss --slow-factor 2 --eval-every 10
+        if grep -q "the calls' pattern changed" "$SC_WORK/$name.report"; then
+            fail "$name: the step was learned again"; sc_show "$name"
+        else ok "$name: the step was not learned again"; fi
     done
 
     # The same with no loss: no shape and no per-step call shows the step

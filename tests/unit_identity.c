@@ -35,10 +35,12 @@ static void job_free(job *j)
     free(j);
 }
 
+/* A call of floats summed, as the plugin keys it: an ineligible one of 2
+ * elements and up may be a small gradient (under the size floor). */
 static sc_call_key key(long count, int eligible, uintptr_t where)
 {
     sc_call_key k = {sc_shape_hash(count, 1, 1, eligible), sc_where_hash((void *)where, (void *)(where + 8)), 1e-4,
-                     count, 1, eligible};
+                     count, 1, eligible, !eligible && count >= 2};
     return k;
 }
 
@@ -806,6 +808,59 @@ static void test_several_markers_in_a_step(void)
     job_free(j);
 }
 
+/* Gradients of one shape told apart by a per-step loss, then a
+ * validation pass (a loss per batch, no gradient): those losses move no
+ * tensor, so the step is not learned again (it was at every pass, and the
+ * results the rounds owed were dropped where buffers are fresh). */
+static void test_validation_pass_moves_nothing(void)
+{
+    job *j = job_new(2);
+    long step[] = {1000, 1000, 1000, 1000, -1};
+    CU_ASSERT_TRUE(learn(j, step, 5, same_style, 20) >= 0);
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    int slots[4];
+    check_one_step(j, step, 5, 30, same_style, slots);
+    long validation[] = {-1, -1, -1};
+    int pass[] = {SC_ID_PASS, SC_ID_PASS, SC_ID_PASS};
+    feed_calls(j, validation, pass, 3);
+    int after[4];
+    check_one_step(j, step, 5, 31, same_style, after);   /* SC_ID_SLOT each, not off */
+    for (int t = 0; t < 4; t++) CU_ASSERT_EQUAL(after[t], slots[t]);
+    CU_ASSERT_EQUAL(sc_identity_relearns(j->id[0]), 0);
+    job_free(j);
+}
+
+/* A model of identical narrow blocks, each a weight and a bias under the
+ * size floor (an MLP of eight 32-wide layers), then a loss: the bias is in
+ * every block, so the first step's run of blocks, [W b] eight times, is
+ * no step of one block; the loss marks the step of all eight.  With no
+ * loss, only buffers of their own show the step, after a run longer than
+ * any step (fresh ones cannot: Limits). */
+static void test_narrow_blocks_small_biases(void)
+{
+    long step[17];
+    for (int b = 0; b < 8; b++) step[2 * b] = 1024, step[2 * b + 1] = -32;
+    step[16] = -1;
+    static const int own_style[NR] = {OWN_BUFFER, OWN_BUFFER, OWN_BUFFER, OWN_BUFFER};
+    const int *styles[] = {same_style, own_style};
+    int slots[8];
+    for (int k = 0; k < 2; k++) {
+        job *j = job_new(4);
+        long at = learn(j, step, 17, styles[k], 40);
+        CU_ASSERT_TRUE(at >= 17);   /* not inside the first step */
+        CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+        CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 8);
+        check_one_step(j, step, 17, 50, styles[k], slots);
+        job_free(j);
+    }
+    job *j = job_new(4);
+    long at = learn(j, step, 16, own_style, 400);
+    CU_ASSERT_TRUE(at >= 2 * 2 + SC_STEP_MAX);
+    CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 8);
+    check_one_step(j, step, 16, 400, own_style, slots);
+    job_free(j);
+}
+
 /* Gradients of one shape told apart by a loss: the slot of the gradient
  * after the loss is said (sc_identity_marker_slot), wherever the step was
  * learned from, so that a pattern learned again maps the results of the
@@ -962,6 +1017,8 @@ int main(void)
     CU_add_test(s, "a step that held part of the learned one between two losses is counted", test_misaligned_step_is_counted);
     CU_add_test(s, "another model's step told from one that left a gradient out", test_other_model_is_told_from_a_gradient_left_out);
     CU_add_test(s, "several per-step calls in a step: none counted, none dropped", test_several_markers_in_a_step);
+    CU_add_test(s, "identical narrow blocks with small biases, and a loss", test_narrow_blocks_small_biases);
+    CU_add_test(s, "a validation pass between steps moves no tensor", test_validation_pass_moves_nothing);
     CU_add_test(s, "the slot after the loss, wherever the step was learned from", test_marker_slot);
     CU_add_test(s, "a step dropped for another model's, resumed where it left off", test_resumed_where_it_left_off);
     CU_add_test(s, "no period: stays learning", test_never_periodic);
