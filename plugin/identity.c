@@ -765,15 +765,19 @@ sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_L
     int marked = unit_markers(id, id->nhist, (int)L, NULL, NULL, NULL, 1) > 0;
     /* Marked only by calls that may be small gradients (a narrow layer's
      * bias under STARCOLL_MIN_BYTES), and no value beside them (a loss):
-     * maybe one of a model's identical blocks, inside the step.  Only a run longer than any step shows it
-     * spans one: not a gap, which the work before each block's first call
-     * makes too, nor buffers, which malloc hands back to each block alike.
-     * A step with a loss is learned by its loss long before. */
-    if (marked && !holds_value(id, id->nhist, (int)L)) {
-        if (id->run_shape[L] < 2 * L + SC_STEP_MAX) return SC_LEARN_GO_ON;
+     * maybe one of a model's identical layers, inside the step, each
+     * holding its bias.  Not a gap shows it spans a step (the work before
+     * each layer's first call makes one too), nor buffers (malloc hands
+     * each layer's back alike): a run longer than such layers run in one
+     * step does.  A step with a loss is learned by its loss long before.
+     * Buffers of their own may then lengthen it, as an unmarked unit's. */
+    int block_like = marked && !holds_value(id, id->nhist, (int)L);
+    if (block_like) {
+        if (id->run_shape[L] < 2 * L + SC_BLOCK_RUN_MAX) return SC_LEARN_GO_ON;
         marked = 0;
     }
-    if (!marked && !agreed[SC_VOTE_SPANS] && agreed[SC_VOTE_NO_GAP]) return SC_LEARN_GO_ON;   /* maybe a run inside a step */
+    if (!marked && !block_like && !agreed[SC_VOTE_SPANS] && agreed[SC_VOTE_NO_GAP])
+        return SC_LEARN_GO_ON;   /* maybe a run inside a step */
     /* The step is the least common multiple of what the ranks' buffers
      * say and, for a unit shapes tell apart, of where their gaps fall.
      * Not of the gaps when every rank holds each tensor of the unit in a
@@ -791,11 +795,13 @@ sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_L
      * a model of identical layers whose work before each layer dominates
      * on some rank; a step learned twice too long keeps a one-step flush
      * from reaching half its slots. */
-    int gaps_count = !marked && told_apart_by_shape(id, id->nhist, (int)L) && agreed[SC_VOTE_NOT_OWN1] &&
+    int gaps_count = !marked && !block_like && told_apart_by_shape(id, id->nhist, (int)L) && agreed[SC_VOTE_NOT_OWN1] &&
                      !agreed[SC_VOTE_GAP0];
     long M = 1;
     size_t used = (size_t)snprintf(id->how, sizeof id->how, "a unit of %ld calls%s", L,
-                                   marked ? ", marked by a per-step call that is no gradient" : "");
+                                   marked       ? ", marked by a per-step call that is no gradient"
+                                   : block_like ? ", marked by a call that may be a small gradient, after a long run"
+                                                : "");
     for (int m = 2; !marked && m <= SC_HINT_MAX && M * L <= SC_STEP_MAX; m++) {
         int by_hint = agreed[SC_VOTE_HINT0 + m - 1] > 0, by_gap = gaps_count && agreed[SC_VOTE_GAP0 + m - 1] > 0;
         if (!by_hint && !by_gap) continue;

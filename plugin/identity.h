@@ -54,6 +54,12 @@
 #define SC_SLOTS_MAX 2048      /* eligible calls per step */
 #define SC_HINT_MAX 16         /* a rank's address hint: the step is m units, m <= this */
 #define SC_LEARN_MIN_CALLS 12  /* evidence needed before trusting a short unit */
+/* A unit marked only by calls that may be small gradients (a narrow
+ * layer's bias, sc_call_key.maybe_gradient) may be one of a model's
+ * identical layers: it is trusted after a run of this many calls, longer
+ * than such layers run inside one step (a model whose sums under the
+ * size floor are small gradients is a narrow one). */
+#define SC_BLOCK_RUN_MAX 256
 /* A rank whose buffers are its own and the same every unit keeps the step
  * learning for this many units, so that two models of the same shapes
  * trained in turn (a GAN's critic K steps, then its generator once) can

@@ -834,8 +834,11 @@ static void test_validation_pass_moves_nothing(void)
  * size floor (an MLP of eight 32-wide layers), then a loss: the bias is in
  * every block, so the first step's run of blocks, [W b] eight times, is
  * no step of one block; the loss marks the step of all eight.  With no
- * loss, only buffers of their own show the step, after a run longer than
- * any step (fresh ones cannot: Limits). */
+ * loss, buffers of their own show the step, after a run longer than such
+ * layers run in a step (SC_BLOCK_RUN_MAX; fresh ones cannot: Limits).  A
+ * step of distinct shapes whose only sums under the floor are its biases
+ * (a tensor-parallel code's replicas, whose loss is summed on another
+ * communicator) is learned after that run too. */
 static void test_narrow_blocks_small_biases(void)
 {
     long step[17];
@@ -855,9 +858,16 @@ static void test_narrow_blocks_small_biases(void)
     }
     job *j = job_new(4);
     long at = learn(j, step, 16, own_style, 400);
-    CU_ASSERT_TRUE(at >= 2 * 2 + SC_STEP_MAX);
+    CU_ASSERT_TRUE(at >= 2 * 2 + SC_BLOCK_RUN_MAX);
     CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 8);
     check_one_step(j, step, 16, 400, own_style, slots);
+    job_free(j);
+    long replicas[] = {640, -10, 2048, -32};
+    j = job_new(4);
+    at = learn(j, replicas, 4, same_style, 200);
+    CU_ASSERT_TRUE(at >= 2 * 4 + SC_BLOCK_RUN_MAX);
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 2);
     job_free(j);
 }
 
