@@ -35,7 +35,7 @@
  *
  * usage: starcoll_loops [--loop fresh|moving|own|staging] [--counts C1,C2,...]
  *          [--model FILE [--scale N]] [--loss] [--metric N [--metric-pcontrol]] [--alternate K [--alternate-comm]] [--in-place] [--steps N] [--warmup N] [--compute-ms MS]
- *          [--slow-rank R] [--slow-factor F] [--extra-call STEP] [--skip-at STEP] [--eval-every N [--eval-batches B]]
+ *          [--slow-rank R] [--slow-factor F] [--extra-call STEP] [--skip-at STEP] [--eval-every N [--eval-batches B]] [--vary-last]
  *          [--stop-at STEP --stop-s S [--freeze]] [--two-comms [--halves-in-order] [--disconnect] [--part-at STEP]]
  *          [--soak] [--bound-s S]
  *          [--comm-thread] [--same-results] [--end-call CALL [--call-every N]]
@@ -94,6 +94,8 @@
  *         compute and its loss reduced (1 float, as the training loss),
  *         then the pass's (correct, total) counts (2 floats); no gradient
  *         call.  Every value must be exact.
+ * --vary-last: the last tensor's count changes every step, by up to 64
+ *         elements (a sparse gradient sent dense: the rows a batch touched).
  * --skip-at STEP: at STEP every rank leaves out the last tensor's call
  *         (a parameter that got no gradient that step: unused, frozen,
  *         an expert no sample was routed to).
@@ -143,6 +145,7 @@ static int alternate = 0;            /* --alternate K: two models, the first K s
 static int alternate_comm;           /* --alternate-comm: the second model's calls on a communicator of its own */
 static int metric_pcontrol;          /* --metric-pcontrol: the metric call between MPI_Pcontrol(0) and (1) */
 static int metric_wrong;             /* steps whose metric sum was not exact */
+static int vary_last;                /* --vary-last: the last tensor's count changes every step */
 static int eval_every, eval_batches = 5; /* --eval-every: a validation pass after every N steps */
 static int eval_wrong;               /* validation values whose sum was not exact */
 static const char *end_call = NULL;
@@ -271,11 +274,19 @@ static int fresh_here(void)
     return !strcmp(loop, "fresh") || (!strcmp(loop, "moving") && rank % 2 == 1);
 }
 
+/* Tensor i's element count at step s: --vary-last makes the last one's
+ * change from step to step (a sparse gradient sent dense, its rows those
+ * the batch touched), by up to 64 elements under its --counts count. */
+static long count_at(int i, int s)
+{
+    return vary_last && i == ntensors - 1 && counts[i] > 64 ? counts[i] - 16 * (s % 5) : counts[i];
+}
+
 static void take(state *st, int i, int s, const float *res)
 {
     long tag = tag_of(i);
     double sum = 0;   /* integers under 2^53: exact */
-    for (long e = 0; e < counts[i]; e++) {
+    for (long e = 0; e < count_at(i, s); e++) {
         long v = (long)res[e];
         if (v < 0 || v % tag != 0 || (float)v != res[e]) st->tags_ok = 0;
         st->got[i][e] += (double)v;
@@ -304,7 +315,7 @@ static MPI_Comm step_comm(const state *st, int s)
 /* One gradient reduction, the way the loop style does it. */
 static void reduce_tensor(state *st, int i, int s, int zero)
 {
-    long n = counts[i];
+    long n = count_at(i, s);
     int fresh = fresh_here();
     float *g = fresh ? alloc_floats(n) : st->grad[i];
     /* a fresh array of its own size elsewhere too, so addresses move */
@@ -841,6 +852,7 @@ int main(int argc, char **argv)
         else if (v && !strcmp(o, "--slow-rank")) slow_rank = atoi(argv[++a]);
         else if (v && !strcmp(o, "--slow-factor")) slow_factor = atof(argv[++a]);
         else if (v && !strcmp(o, "--extra-call")) extra_call = atoi(argv[++a]);
+        else if (!strcmp(o, "--vary-last")) vary_last = 1;
         else if (v && !strcmp(o, "--eval-every")) eval_every = atoi(argv[++a]);
         else if (v && !strcmp(o, "--eval-batches")) eval_batches = atoi(argv[++a]);
         else if (v && !strcmp(o, "--skip-at")) skip_at = atoi(argv[++a]);

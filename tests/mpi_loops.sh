@@ -124,15 +124,22 @@ if [ $have_py = 1 ]; then
             ok "quorum-tensor-parallel: the report says why the pairs ($n1 rows) and the replicas ($n2) stayed exact; no call ran in quorum"
         else fail "quorum-tensor-parallel: the report gives the reason to $n1 pair and $n2 replica rows, or some call ran in quorum"; sc_show quorum-tensor-parallel; fi
         # its opening note says why most calls passed through: their
-        # communicators, not their size (before: "below STARCOLL_MIN_BYTES")
-        if grep -q "^@ Note .*changed nothing.* (mostly: their communicators were kept exact, each for the reason below)" "$r"; then
-            ok "quorum-tensor-parallel: the report's note says the communicators were kept exact"
-        else fail "quorum-tensor-parallel: the report's note does not say the communicators were kept exact"; sc_show quorum-tensor-parallel; fi
+        # communicators, or a step not learned yet, not their size (before:
+        # "below STARCOLL_MIN_BYTES").  Which of the two is the commonest
+        # depends on how soon each communicator learned its step: the
+        # replicas' step, marked only by a 10-float bias, takes 256 calls
+        # (README, "A step, not a run inside one"), the pairs' a gap.
+        if grep -qE "^@ Note .*changed nothing.* \(mostly: (their communicators were kept exact, each for the reason below|the step's pattern was never learned)\)" "$r"; then
+            ok "quorum-tensor-parallel: the report's note says the communicators were kept exact, or their steps not learned"
+        else fail "quorum-tensor-parallel: the report's note gives another reason"; sc_show quorum-tensor-parallel; fi
         r="$SC_WORK/quorum-tensor-parallel-named.report"
         if grep -q "^@ comm 1: passed through: [0-9]* named in STARCOLL_EXACT_COMMS" "$r"; then
             ok "quorum-tensor-parallel-named: the report says the pairs' calls stayed exact, named in STARCOLL_EXACT_COMMS"
         else fail "quorum-tensor-parallel-named: the report does not say the pairs were named"; sc_show quorum-tensor-parallel-named; fi
-        q=$(awk '$1 == "2" && NF == 12 && $4 ~ /^[0-9]+$/ { print $11 }' "$r" | head -1)
+        # either replica communicator (2, 2@1): the one whose fresh NumPy
+        # buffers an allocator happened to hand back as two tensors in turn
+        # while its step was learned stays exact (README, Limits)
+        q=$(awk '($1 == "2" || $1 == "2@1") && NF == 12 && $4 ~ /^[0-9]+$/ { q += $11 } END { print q + 0 }' "$r")
         if [ "${q:-0}" -gt 0 ]; then ok "quorum-tensor-parallel-named: the data-parallel gradients ran in quorum ($q calls)"
         else fail "quorum-tensor-parallel-named: no data-parallel call ran in quorum"; sc_show quorum-tensor-parallel-named; fi
         sc_job quorum-tensor-parallel-none 8 -x STARCOLL_MODE=quorum -x STARCOLL_EXACT_COMMS=none "$py" "$tpscript" --slow-factor 2
@@ -294,6 +301,15 @@ if sc_preloading; then
             fail "$name: the step was learned again"; sc_show "$name"
         else ok "$name: the step was not learned again"; fi
     done
+
+    # A tensor whose count changes every step (a sparse gradient sent
+    # dense, the rows a batch touched): the step never repeats, so it is
+    # never learned and every call stays exact and right (README, Limits).
+    name=quorum-varying-count
+    loops_job "$name" quorum -- "$prog" --loop fresh --loss --slow-factor 2 --vary-last
+    if grep -q "mostly: the step's pattern was never learned" "$SC_WORK/$name.report"; then
+        ok "$name: the report says the step was never learned"
+    else fail "$name: the report does not say the step was never learned"; sc_show "$name"; fi
 
     # The same with no loss: no shape and no per-step call shows the step
     # moved.  Buffers of their own per tensor show it on each rank, at the
