@@ -551,6 +551,42 @@ static void commit_call(sc_identity *id)
     id->voting = 0;
 }
 
+/* The unit's calls (the last U of n) between its values (ineligible calls
+ * that are no gradient: a loss, a count), around the unit: do two such
+ * runs that hold calls differ?  Then the unit is two steps of different
+ * patterns in turn, each with its loss: PowerSGD's power iteration sums
+ * its packed P factors one step and its Q factors the next, and each
+ * rank computes the next factors from the last sum at once (through an
+ * orthogonalization), so a late or partial sum is wrong, not late (at
+ * 8 ranks under quorum its loss went back from 0.2 to 1.0).  Deterministic
+ * in the shapes: the same on every rank. */
+static int alternates(const sc_identity *id, long n, int U)
+{
+    int first = -1;
+    for (int j = 0; j < U && first < 0; j++) {
+        const sc_call_key *c = at(id, n - U + j);
+        if (!c->eligible && !c->maybe_gradient) first = j;
+    }
+    if (first < 0) return 0;
+    uint64_t seen = 0, run = 0;
+    int held = 0, kinds = 0;
+    for (int k = 1; k <= U; k++) {
+        const sc_call_key *c = at(id, n - U + (first + k) % U);
+        if (c->eligible || c->maybe_gradient) {
+            run = mix64(run ^ c->shape);
+            held = 1;
+            continue;
+        }
+        if (held) {
+            if (kinds == 0) seen = run, kinds = 1;
+            else if (run != seen) return 1;
+        }
+        run = 0;
+        held = 0;
+    }
+    return 0;
+}
+
 /* The agreed pattern: M units of the last L calls, starting with the call
  * after this one; its eligible calls are the slots.  turned: every rank's
  * buffers showed two tensors in turn (buffer_turned): exact. */
@@ -592,6 +628,12 @@ static void adopt(sc_identity *id, int L, long M, int turned)
         snprintf(id->why, sizeof id->why, "more than %d eligible calls per step", SC_SLOTS_MAX);
     else if (nslots == 0)
         snprintf(id->why, sizeof id->why, "no eligible call in the step");
+    else if (whole && alternates(id, id->nhist, (int)unit))
+        snprintf(id->why, sizeof id->why,
+                 "the step is two patterns in turn, each with its per-step call (PowerSGD summing its P factors one "
+                 "step and its Q factors the next, which it computes from those sums at once, or two models trained "
+                 "in turn): a late sum may be wrong, not late; a communicator per model (MPI_Comm_dup) tells two "
+                 "models apart");
     else if (turned)
         snprintf(id->why, sizeof id->why,
                  "every rank's buffer at one place of the step went to another one and came back, twice, while the "

@@ -830,6 +830,28 @@ static void test_validation_pass_moves_nothing(void)
     job_free(j);
 }
 
+/* PowerSGD: one step sums the packed Q factors (640 floats), the next the
+ * P ones (532), each step also the packed biases (266) and a loss.  The
+ * unit is the two steps; each rank computes the next factors from the last
+ * sums at once, so the pattern stays exact, and says why.  A step whose
+ * values sit together (a loss and an accuracy, one number each) is no
+ * such pattern. */
+static void test_two_patterns_in_turn(void)
+{
+    job *j = job_new(2);
+    long psgd[] = {640, 266, -1, 532, 266, -1};
+    CU_ASSERT_TRUE(learn(j, psgd, 6, same_style, 600) >= 0);
+    CU_ASSERT_TRUE(sc_identity_learned(j->id[0]));
+    CU_ASSERT_FALSE(sc_identity_trusted(j->id[0]));
+    CU_ASSERT_PTR_NOT_NULL(strstr(sc_identity_why_exact(j->id[1]), "two patterns in turn"));
+    job_free(j);
+    j = job_new(2);
+    long loss_accuracy[] = {1000, 2000, 3000, -1, -1};
+    CU_ASSERT_TRUE(learn(j, loss_accuracy, 5, same_style, 600) >= 0);
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    job_free(j);
+}
+
 /* A model of identical narrow blocks, each a weight and a bias under the
  * size floor (an MLP of eight 32-wide layers), then a loss: the bias is in
  * every block, so the first step's run of blocks, [W b] eight times, is
@@ -1029,6 +1051,7 @@ int main(void)
     CU_add_test(s, "several per-step calls in a step: none counted, none dropped", test_several_markers_in_a_step);
     CU_add_test(s, "identical narrow blocks with small biases, and a loss", test_narrow_blocks_small_biases);
     CU_add_test(s, "a validation pass between steps moves no tensor", test_validation_pass_moves_nothing);
+    CU_add_test(s, "two patterns in turn, each with its loss (PowerSGD): exact", test_two_patterns_in_turn);
     CU_add_test(s, "the slot after the loss, wherever the step was learned from", test_marker_slot);
     CU_add_test(s, "a step dropped for another model's, resumed where it left off", test_resumed_where_it_left_off);
     CU_add_test(s, "no period: stays learning", test_never_periodic);
