@@ -21,7 +21,8 @@
 # where shapes or buffers of their own tell them apart, and where a step's
 # calls line up with the other's until a call that no gradient left out
 # explains (GPT-2's halves; Spinning Up's PPO actor and critic, in
-# mpi4py), the communicator turns exact at the first such step; identical
+# mpi4py), the communicator turns exact at the first such step; PowerSGD's
+# steps of two patterns in turn stay exact; identical
 # narrow layers whose biases are under the size floor are not each taken
 # for a step; a validation pass between steps moves no tensor; a hybrid tensor-
 # and data-parallel MLP keeps its activation sums exact when
@@ -458,6 +459,21 @@ if sc_preloading; then
             "$SC_WORK/quorum-actor-critic-fresh.err")
         if [ "$n" = 1 ]; then ok "quorum-actor-critic-fresh: one line says another model's step came in turn"
         else fail "quorum-actor-critic-fresh: $n lines say another model's step came in turn (1 expected)"; sc_show quorum-actor-critic-fresh; fi
+    fi
+
+    # PowerSGD (mpi_powersgd.py): its packed Q factors summed one step, its
+    # P factors the next, each computed at once from the last sum of the
+    # other.  The step's unit holds the loss twice, so it was learned only
+    # after about 690 steps, and then quorum rounds made 1496 of 7120 factor
+    # sums partial, the loss ended at 0.80 (plain MPI: 0.19) and the
+    # replicas 0.12 apart.  Now the two-pattern step stays exact, and the
+    # report says why.
+    if [ $have_py = 1 ]; then
+        name=quorum-powersgd
+        loops_job "$name" quorum -- "$py" "$(cd "$(dirname "$0")" && pwd)/mpi_powersgd.py" --slow-factor 2
+        if grep -q "stayed exact because .*the step is two patterns in turn" "$SC_WORK/$name.report"; then
+            ok "$name: the report says the step is two patterns in turn, kept exact"
+        else fail "$name: the report does not say the step is two patterns in turn"; sc_show "$name"; fi
     fi
 
     # One extra eligible call on rank 7 at step 20: refused with one line, no
