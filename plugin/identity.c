@@ -551,30 +551,34 @@ static void commit_call(sc_identity *id)
     id->voting = 0;
 }
 
-/* The unit's calls (the last U of n) between its values (ineligible calls
- * that are no gradient: a loss, a count), around the unit: do two such
- * runs that hold calls differ?  Then the unit is two steps of different
- * patterns in turn, each with its loss: PowerSGD's power iteration sums
- * its packed P factors one step and its Q factors the next, and each
- * rank computes the next factors from the last sum at once (through an
- * orthogonalization), so a late or partial sum is wrong, not late (at
- * 8 ranks under quorum its loss went back from 0.2 to 1.0).  Deterministic
- * in the shapes: the same on every rank. */
+/* The unit's calls (the last U of n) between the calls of its first
+ * value's shape (an ineligible call that is no gradient: a loss), around
+ * the unit, where that shape comes twice or more: do two such runs that
+ * hold calls differ?  Then the unit is two steps of different patterns in
+ * turn, each with its loss: PowerSGD's power iteration sums its packed P
+ * factors one step and its Q factors the next, and each rank computes the
+ * next factors from the last sum at once (through an orthogonalization),
+ * so a late or partial sum is wrong, not late (at 8 ranks under quorum
+ * its loss went back from 0.2 to 1.0).  A value that comes once marks one
+ * step (unit_markers).  Deterministic in the shapes: the same on every
+ * rank. */
 static int alternates(const sc_identity *id, long n, int U)
 {
-    int first = -1;
+    int first = -1, times = 0;
     for (int j = 0; j < U && first < 0; j++) {
         const sc_call_key *c = at(id, n - U + j);
         if (!c->eligible && !c->maybe_gradient) first = j;
     }
     if (first < 0) return 0;
-    uint64_t seen = 0, run = 0;
+    uint64_t value = at(id, n - U + first)->shape, seen = 0, run = 0;
+    for (int j = 0; j < U; j++) times += at(id, n - U + j)->shape == value;
+    if (times < 2) return 0;
     int held = 0, kinds = 0;
     for (int k = 1; k <= U; k++) {
         const sc_call_key *c = at(id, n - U + (first + k) % U);
-        if (c->eligible || c->maybe_gradient) {
+        if (c->shape != value) {
             run = mix64(run ^ c->shape);
-            held = 1;
+            held |= c->eligible;
             continue;
         }
         if (held) {
@@ -837,8 +841,8 @@ sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_L
      * a model of identical layers whose work before each layer dominates
      * on some rank; a step learned twice too long keeps a one-step flush
      * from reaching half its slots. */
-    int gaps_count = !marked && !block_like && told_apart_by_shape(id, id->nhist, (int)L) && agreed[SC_VOTE_NOT_OWN1] &&
-                     !agreed[SC_VOTE_GAP0];
+    int gaps_count = !marked && !block_like && told_apart_by_shape(id, id->nhist, (int)L) &&
+                     agreed[SC_VOTE_NOT_OWN1] && !agreed[SC_VOTE_GAP0];
     long M = 1;
     size_t used = (size_t)snprintf(id->how, sizeof id->how, "a unit of %ld calls%s", L,
                                    marked       ? ", marked by a per-step call that is no gradient"

@@ -36,11 +36,12 @@ static void job_free(job *j)
 }
 
 /* A call of floats summed, as the plugin keys it: an ineligible one of 2
- * elements and up may be a small gradient (under the size floor). */
+ * elements and up may be a small gradient (under the size floor); but 3,
+ * which stands for a value of 3 numbers that is no sum (an MPI_MAX). */
 static sc_call_key key(long count, int eligible, uintptr_t where)
 {
     sc_call_key k = {sc_shape_hash(count, 1, 1, eligible), sc_where_hash((void *)where, (void *)(where + 8)), 1e-4,
-                     count, 1, eligible, !eligible && count >= 2};
+                     count, 1, eligible, !eligible && count >= 2 && count != 3};
     return k;
 }
 
@@ -849,6 +850,14 @@ static void test_two_patterns_in_turn(void)
     long loss_accuracy[] = {1000, 2000, 3000, -1, -1};
     CU_ASSERT_TRUE(learn(j, loss_accuracy, 5, same_style, 600) >= 0);
     CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    job_free(j);
+    /* two values of their own shapes between gradients: each marks the
+     * one step, none is a step of its own */
+    j = job_new(2);
+    long two_values[] = {1000, 2000, -1, 3000, 4000, -3};
+    CU_ASSERT_TRUE(learn(j, two_values, 6, same_style, 600) >= 0);
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 4);
     job_free(j);
 }
 
