@@ -509,8 +509,12 @@ void sc_identity_vote(sc_identity *id, const sc_call_key *k, long vote[SC_VOTE_L
     vote[SC_VOTE_NUNIT] = -L;
     if (!L) return;
     /* Own, steady buffers: learn for SC_TURN_UNITS units, so that two
-     * models of one shape trained in turn can show (buffer_turned). */
-    id->turned |= buffer_turned(id, n, L);
+     * models of one shape trained in turn can show (buffer_turned).  Only
+     * then: a step that takes longer to learn (one marked by a small
+     * bias alone, SC_BLOCK_RUN_MAX) gives fresh buffers that much more
+     * time for an allocator to hand them back in such a pattern by chance
+     * (a tensor-parallel code's NumPy replicas did, on every rank). */
+    if (n <= (long)(SC_TURN_UNITS + 1) * L) id->turned |= buffer_turned(id, n, L);
     if (!id->steady) id->steady = own_and_steady(id, n, L);   /* and stays so: the other model's step breaks it */
     vote[SC_VOTE_NOT_TURNED] = !id->turned;
     /* The first learning only (a pattern learned again has been watched
