@@ -276,18 +276,19 @@ static int unit_markers(const sc_identity *id, long n, int U, uint64_t *out, int
     return found;
 }
 
-/* Whether the unit (the last U of n calls) holds a call that is surely no
- * gradient (a loss, a count, a flag): a unit whose only calls off the
- * slots may be small gradients (sc_call_key.maybe_gradient, a narrow
- * layer's bias) may be one of a model's identical blocks, each holding
- * its bias, and its marker would make one block the step. */
-static int holds_value(const sc_identity *id, long n, int U)
+/* The place in the unit (the last U of n calls) of its first value, a
+ * call that is surely no gradient (a loss, a count, a flag), or -1: a unit
+ * whose only calls off the slots may be small gradients
+ * (sc_call_key.maybe_gradient, a narrow layer's bias) may be one of a
+ * model's identical blocks, each holding its bias, and its marker would
+ * make one block the step. */
+static int first_value(const sc_identity *id, long n, int U)
 {
     for (int j = 0; j < U; j++) {
         const sc_call_key *c = at(id, n - U + j);
-        if (!c->eligible && !c->maybe_gradient) return 1;
+        if (!c->eligible && !c->maybe_gradient) return j;
     }
-    return 0;
+    return -1;
 }
 
 /* Every call of the unit (the last U of n calls) in a buffer of its own on
@@ -568,11 +569,7 @@ static void commit_call(sc_identity *id)
  * rank. */
 static int alternates(const sc_identity *id, long n, int U)
 {
-    int first = -1, times = 0;
-    for (int j = 0; j < U && first < 0; j++) {
-        const sc_call_key *c = at(id, n - U + j);
-        if (!c->eligible && !c->maybe_gradient) first = j;
-    }
+    int first = first_value(id, n, U), times = 0;
     if (first < 0) return 0;
     uint64_t value = at(id, n - U + first)->shape, seen = 0, run = 0;
     for (int j = 0; j < U; j++) times += at(id, n - U + j)->shape == value;
@@ -821,7 +818,7 @@ sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_L
      * each layer's back alike): a run longer than such layers run in one
      * step does.  A step with a loss is learned by its loss long before.
      * Buffers of their own may then lengthen it, as an unmarked unit's. */
-    int block_like = marked && !holds_value(id, id->nhist, (int)L);
+    int block_like = marked && first_value(id, id->nhist, (int)L) < 0;
     if (block_like) {
         if (id->run_shape[L] < 2 * L + SC_BLOCK_RUN_MAX) return SC_LEARN_GO_ON;
         marked = 0;
