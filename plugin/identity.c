@@ -291,6 +291,37 @@ static int first_value(const sc_identity *id, long n, int U)
     return -1;
 }
 
+/* The unit (the last U of n calls) holds values, and each is a one-number
+ * sum under the size floor (sc_call_key.one_number): a loss, or a
+ * one-number parameter's gradient in every layer. */
+static int values_one_number(const sc_identity *id, long n, int U)
+{
+    int values = 0;
+    for (int j = 0; j < U; j++) {
+        const sc_call_key *c = at(id, n - U + j);
+        if (c->eligible || c->maybe_gradient) continue;
+        if (!c->one_number) return 0;
+        values++;
+    }
+    return values > 0;
+}
+
+/* Before the run of calls that repeat with the unit of L, since learning
+ * began: a call that is or may be a gradient (a model's head before its
+ * identical blocks), or calls the history no longer holds.  A count or a
+ * flag summed once at start is none. */
+static int gradient_before_run(const sc_identity *id, int L)
+{
+    long end = id->nhist - id->run_shape[L] - L;   /* the first call the run reaches */
+    if (end <= 0) return 0;
+    if (id->nhist > SC_HIST_CAP) return 1;
+    for (long i = 0; i < end; i++) {
+        const sc_call_key *c = at(id, i);
+        if (c->eligible || c->maybe_gradient || c->one_number) return 1;
+    }
+    return 0;
+}
+
 /* Every call of the unit (the last U of n calls) in a buffer of its own on
  * this rank: then buffers equal one unit back are the same tensors. */
 static int own_buffers(const sc_identity *id, long n, int U)
@@ -565,8 +596,9 @@ static void commit_call(sc_identity *id)
  * next factors from the last sum at once (through an orthogonalization),
  * so a late or partial sum is wrong, not late (at 8 ranks under quorum
  * its loss went back from 0.2 to 1.0).  A value that comes once marks one
- * step (unit_markers).  Deterministic in the shapes: the same on every
- * rank. */
+ * step (unit_markers); a one-number sum that comes SC_LAYER_VALUES_MIN
+ * times or more is a parameter of every layer.  Deterministic in the
+ * shapes: the same on every rank. */
 static int alternates(const sc_identity *id, long n, int U)
 {
     int first = first_value(id, n, U), times = 0;
@@ -574,6 +606,7 @@ static int alternates(const sc_identity *id, long n, int U)
     uint64_t value = at(id, n - U + first)->shape, seen = 0, run = 0;
     for (int j = 0; j < U; j++) times += at(id, n - U + j)->shape == value;
     if (times < 2) return 0;
+    if (at(id, n - U + first)->one_number && times >= SC_LAYER_VALUES_MIN) return 0;
     int held = 0, kinds = 0;
     for (int k = 1; k <= U; k++) {
         const sc_call_key *c = at(id, n - U + (first + k) % U);
@@ -637,8 +670,9 @@ static void adopt(sc_identity *id, int L, long M, int turned)
         snprintf(id->why, sizeof id->why,
                  "the step is two patterns in turn, each with its per-step call (PowerSGD summing its P factors one "
                  "step and its Q factors the next, which it computes from those sums at once, or two models trained "
-                 "in turn): a late sum may be wrong, not late; a communicator per model (MPI_Comm_dup) tells two "
-                 "models apart");
+                 "in turn), or a one-number sum in each of fewer than %d layers (a ReZero gate, a PReLU slope): a "
+                 "late sum may be wrong, not late; a communicator per model (MPI_Comm_dup) tells two models apart",
+                 SC_LAYER_VALUES_MIN);
     else if (turned)
         snprintf(id->why, sizeof id->why,
                  "every rank's buffer at one place of the step went to another one and came back, twice, while the "
@@ -819,6 +853,14 @@ sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_L
      * step does.  A step with a loss is learned by its loss long before.
      * Buffers of their own may then lengthen it, as an unmarked unit's. */
     int block_like = marked && first_value(id, id->nhist, (int)L) < 0;
+    /* Marked by one-number sums alone, after gradients that did not
+     * repeat with the unit (a model's head before its blocks): the one
+     * number may be a gate or a slope in every layer (ReZero, PReLU), and
+     * the unit a block inside the step.  A loss-marked step repeats from
+     * where learning began (every call of it, however placed), so it is
+     * learned at once; this one after the long run, or as a longer unit. */
+    if (marked && !block_like && values_one_number(id, id->nhist, (int)L) && gradient_before_run(id, (int)L))
+        block_like = 1;
     if (block_like) {
         if (id->run_shape[L] < 2 * L + SC_BLOCK_RUN_MAX) return SC_LEARN_GO_ON;
         marked = 0;
@@ -847,7 +889,7 @@ sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_L
     long M = 1;
     size_t used = (size_t)snprintf(id->how, sizeof id->how, "a unit of %ld calls%s", L,
                                    marked       ? ", marked by a per-step call that is no gradient"
-                                   : block_like ? ", marked by a call that may be a small gradient, after a long run"
+                                   : block_like ? ", marked by calls that may be small gradients, after a long run"
                                                 : "");
     for (int m = 2; !marked && m <= SC_HINT_MAX && M * L <= SC_STEP_MAX; m++) {
         int by_hint = agreed[SC_VOTE_HINT0 + m - 1] > 0, by_gap = gaps_count && agreed[SC_VOTE_GAP0 + m - 1] > 0;

@@ -66,6 +66,12 @@
  * show, twice, as one place's buffer going elsewhere and coming back: for
  * K up to (SC_TURN_UNITS - 3) / 2. */
 #define SC_TURN_UNITS 18
+/* A one-number sum that comes this many times or more in a step, between
+ * runs of calls that differ, is a parameter in every layer (a ReZero
+ * gate, a PReLU slope), not the loss of each of a step's patterns in turn
+ * (a GAN's critic steps and its generator's: fewer, and up to
+ * (SC_TURN_UNITS - 3) / 2 critic steps are shown by buffers). */
+#define SC_LAYER_VALUES_MIN 9
 /* A dropped step is resumed where it left off once the calls since have
  * continued it for a whole step and this many calls more (sc_identity_decide):
  * longer than ResNet-50's longest run of equal blocks (5 of 9 calls). */
@@ -86,6 +92,13 @@ typedef struct sc_call_key {
      * than MPI_SUM, an integer type, or a count named in STARCOLL_EXACT
      * is no gradient. */
     int maybe_gradient;
+    /* An ineligible float or double MPI_SUM of one element, under
+     * STARCOLL_MIN_BYTES only: a loss, or a one-number parameter's
+     * gradient in every layer (a ReZero gate, a PReLU slope, Fixup's
+     * scalars), which marks each layer as a step just as a small bias
+     * would.  Such a unit is trusted at once only where its run reaches
+     * back to where learning began (sc_identity_decide). */
+    int one_number;
 } sc_call_key;
 
 /* The agreement vote: one per call while learning, reduced with MPI_MAX

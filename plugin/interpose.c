@@ -647,6 +647,7 @@ static int ineligible_learning(sc_comm *cs, const sc_user_call *c, sc_dkind dk, 
     if (!tolerant_policy() || !identity_applies(cs) || !ensure_identity(cs)) return 0;
     *k = call_key(cs, c, dk, 0, t_in);
     k->maybe_gradient = e == SC_ELIG_SMALL && c->count >= 2;
+    k->one_number = e == SC_ELIG_SMALL && c->count == 1;
     int slot;
     long misaligned = sc_identity_misaligned(cs->id), foreign = sc_identity_foreign(cs->id);
     sc_id_kind kind = sc_identity_next(cs->id, k, &slot);

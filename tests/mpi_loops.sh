@@ -23,8 +23,9 @@
 # explains (GPT-2's halves; Spinning Up's PPO actor and critic, in
 # mpi4py), the communicator turns exact at the first such step; PowerSGD's
 # steps of two patterns in turn stay exact; identical
-# narrow layers whose biases are under the size floor are not each taken
-# for a step; a validation pass between steps moves no tensor; a hybrid tensor-
+# narrow layers whose biases are under the size floor, and GPT-2's
+# blocks each with a one-number ReZero gate, are not each taken for a
+# step; a validation pass between steps moves no tensor; a hybrid tensor-
 # and data-parallel MLP keeps its activation sums exact when
 # STARCOLL_EXACT_COMMS names their communicator; local SGD's averaged
 # weights stay exact.
@@ -285,6 +286,24 @@ if sc_preloading; then
     narrow=$(printf '1024,32,%.0s' 1 2 3 4 5 6 7 8)
     for loop in own fresh; do
         loops_job quorum-narrow-layers-$loop quorum -- "$prog" --loop $loop --counts "${narrow%,}" --loss --slow-factor 2 --eval-every 10
+    done
+
+    # GPT-2 small with a ReZero gate (one number) in each of its twelve
+    # blocks, then a loss.  The gate, under the size floor, read as the
+    # loss: the first step's run of blocks was taken for a step of one
+    # block, its slots held all twelve, and rounds summed one block's
+    # gradients into another's (tags, conservation and replicas failed,
+    # with fresh buffers, its own and one staging buffer).  Now the whole
+    # step is learned, and runs in quorum.
+    awk '/^h\.[0-9]+\.ln_1\.weight/ { split($1, p, "."); print "h." p[2] ".resweight 1" } { print }' \
+        "$top_srcdir/benchmarks/models/gpt2-small.tensors" > "$SC_WORK/rezero.tensors"
+    for loop in fresh own; do
+        name=quorum-rezero-$loop
+        loops_job "$name" quorum -- "$prog" --loop $loop --model "$SC_WORK/rezero.tensors" --scale 64 --loss \
+            --slow-factor 2 --steps 40
+        n=$(sc_totals "$name" quorum)
+        if [ "${n:-0}" -gt 0 ]; then ok "$name: the blocks' gradients ran in quorum ($n calls)"
+        else fail "$name: no call ran in quorum"; sc_show "$name"; fi
     done
 
     # Gradients of one shape told apart by the loss, and a validation pass

@@ -37,11 +37,12 @@ static void job_free(job *j)
 
 /* A call of floats summed, as the plugin keys it: an ineligible one of 2
  * elements and up may be a small gradient (under the size floor); but 3,
- * which stands for a value of 3 numbers that is no sum (an MPI_MAX). */
+ * which stands for a value of 3 numbers that is no sum (an MPI_MAX); one
+ * of 1 element is a one-number sum (a loss, or a ReZero gate). */
 static sc_call_key key(long count, int eligible, uintptr_t where)
 {
     sc_call_key k = {sc_shape_hash(count, 1, 1, eligible), sc_where_hash((void *)where, (void *)(where + 8)), 1e-4,
-                     count, 1, eligible, !eligible && count >= 2 && count != 3};
+                     count, 1, eligible, !eligible && count >= 2 && count != 3, !eligible && count == 1};
     return k;
 }
 
@@ -81,6 +82,20 @@ static sc_learn_outcome agree(job *j, const sc_call_key *keys)
     sc_learn_outcome out = sc_identity_decide(j->id[0], agreed);
     for (int r = 1; r < j->n; r++) CU_ASSERT_EQUAL(sc_identity_decide(j->id[r], agreed), out);
     return out;
+}
+
+/* Calls before the steps, each learned on (agreed) by every rank. */
+static void learn_prefix(job *j, const long *counts, int n)
+{
+    for (int t = 0; t < n; t++) {
+        sc_call_key keys[NR];
+        int slot;
+        for (int r = 0; r < j->n; r++) {
+            keys[r] = key(counts[t] < 0 ? -counts[t] : counts[t], counts[t] > 0, 0x900000u + 0x1000u * (uintptr_t)t);
+            CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &keys[r], &slot), SC_ID_LEARNING);
+        }
+        CU_ASSERT_EQUAL(agree(j, keys), SC_LEARN_GO_ON);
+    }
 }
 
 /* Address of tensor t at step s on rank r under an allocation style. */
@@ -902,6 +917,55 @@ static void test_narrow_blocks_small_biases(void)
     job_free(j);
 }
 
+/* A one-number parameter in every layer (a ReZero gate after each of
+ * GPT-2's identical blocks), between a head and embeddings, then a loss:
+ * the gate marks a block, whose run follows the head's gradients, so the
+ * block is no step; the whole step is learned, and with its twelve gates
+ * and the loss (SC_LAYER_VALUES_MIN) it is one pattern, not two in turn.
+ * With six blocks it stays exact.  A loss-marked step after a count
+ * summed once at start is learned at once; after a gradient that does not
+ * repeat, once the run has outlasted a model's blocks. */
+static void test_one_number_in_every_layer(void)
+{
+    long step[41];
+    static const int own_style[NR] = {OWN_BUFFER, OWN_BUFFER, OWN_BUFFER, OWN_BUFFER};
+    const int *styles[] = {same_style, own_style};
+    for (int blocks = 12; blocks >= 6; blocks -= 6) {
+        int len = 0;
+        step[len++] = 5000, step[len++] = 300;
+        for (int b = 0; b < blocks; b++) step[len++] = 1000, step[len++] = 400, step[len++] = -1;
+        step[len++] = 7000, step[len++] = 6000, step[len++] = -1;
+        for (int k = 0; k < 2; k++) {
+            job *j = job_new(4);
+            long at = learn(j, step, len, styles[k], 60);
+            CU_ASSERT_TRUE(at >= len);   /* not inside the first step */
+            CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 4 + 2 * blocks);
+            if (blocks == 12) {
+                CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+                int slots[28];
+                check_one_step(j, step, len, 70, styles[k], slots);
+            } else {
+                CU_ASSERT_FALSE(sc_identity_trusted(j->id[0]));
+                CU_ASSERT_PTR_NOT_NULL(strstr(sc_identity_why_exact(j->id[0]), "a ReZero gate"));
+            }
+            job_free(j);
+        }
+    }
+    long loss_step[] = {1000, 2000, -1};
+    long count_first[] = {-3}, gradient_first[] = {5000};
+    job *j = job_new(2);
+    learn_prefix(j, count_first, 1);
+    long at = learn(j, loss_step, 3, same_style, 200);
+    CU_ASSERT_TRUE(at >= 0 && at < 12);
+    job_free(j);
+    j = job_new(2);
+    learn_prefix(j, gradient_first, 1);
+    CU_ASSERT_TRUE(learn(j, loss_step, 3, same_style, 200) >= 2 * 3 + SC_BLOCK_RUN_MAX - 1);
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 2);
+    job_free(j);
+}
+
 /* Gradients of one shape told apart by a loss: the slot of the gradient
  * after the loss is said (sc_identity_marker_slot), wherever the step was
  * learned from, so that a pattern learned again maps the results of the
@@ -1060,6 +1124,7 @@ int main(void)
     CU_add_test(s, "several per-step calls in a step: none counted, none dropped", test_several_markers_in_a_step);
     CU_add_test(s, "identical narrow blocks with small biases, and a loss", test_narrow_blocks_small_biases);
     CU_add_test(s, "a validation pass between steps moves no tensor", test_validation_pass_moves_nothing);
+    CU_add_test(s, "a one-number parameter in every layer (ReZero) is no step marker", test_one_number_in_every_layer);
     CU_add_test(s, "two patterns in turn, each with its loss (PowerSGD): exact", test_two_patterns_in_turn);
     CU_add_test(s, "the slot after the loss, wherever the step was learned from", test_marker_slot);
     CU_add_test(s, "a step dropped for another model's, resumed where it left off", test_resumed_where_it_left_off);
