@@ -858,8 +858,12 @@ sc_learn_outcome sc_identity_decide(sc_identity *id, const long agreed[SC_VOTE_L
      * number may be a gate or a slope in every layer (ReZero, PReLU), and
      * the unit a block inside the step.  A loss-marked step repeats from
      * where learning began (every call of it, however placed), so it is
-     * learned at once; this one after the long run, or as a longer unit. */
-    if (marked && !block_like && values_one_number(id, id->nhist, (int)L) && gradient_before_run(id, (int)L))
+     * learned at once; this one after the long run, or as a longer unit.
+     * Not a unit that was ready before, held only by the wait for turns
+     * (ready_L): calls that broke its run since (a validation pass,
+     * another model's step) are no head before it. */
+    if (marked && !block_like && id->ready_L != L && values_one_number(id, id->nhist, (int)L) &&
+        gradient_before_run(id, (int)L))
         block_like = 1;
     if (block_like) {
         if (id->run_shape[L] < 2 * L + SC_BLOCK_RUN_MAX) return SC_LEARN_GO_ON;
