@@ -807,9 +807,9 @@ static int reduce_staged(sc_comm *cs, const void *sendbuf, void *recvbuf, int co
 static void note_exact_small(sc_stats *row, int count)
 {
     for (int i = 0; i < SC_EXACT_SMALL_SEEN; i++) {
-        if (row->exact_small[i] == count) return;
-        if (row->exact_small[i] == 0) {
-            row->exact_small[i] = count;
+        if (row->exact_small[i] == 0) row->exact_small[i] = count;
+        if (row->exact_small[i] == count) {
+            row->exact_small_calls[i] += 1;
             return;
         }
     }

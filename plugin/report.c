@@ -15,7 +15,8 @@ enum { F_ELIG, F_PASS, F_BYTES, F_TIME, F_MODE0, F_SIZE = F_MODE0 + SC_NMODES, F
        F_STEPS, F_ROUNDS, F_FRESH, F_LATE, F_STALE, F_WAIT, F_CHILD, F_XCALLS, F_XTIME, F_COMPUTE, F_RELAXED,
        F_NEGMINFRESH, F_LEARN, F_AMBIG, F_STRAY, F_RELEARN, F_FAILED, F_CARRY, F_TURNED, F_MISALIGNED, F_MOVED, F_NB, F_OVERLAP, F_FUSED, F_COPIED, F_POLLED, F_DEV_CALLS, F_DEV_BYTES, F_DEV_S,
        F_DEV_MODE0, F_DEV_EXACT = F_DEV_MODE0 + SC_NMODES, F_DEV_PINNED, F_DEV_NCCL, F_HOST_ASKED,
-       F_HOST_TIMED, F_HOST_TIMED_S, F_XSMALL0, F_WHY0 = F_XSMALL0 + SC_EXACT_SMALL_SEEN,
+       F_HOST_TIMED, F_HOST_TIMED_S, F_XSMALL0, F_XSMALLN0 = F_XSMALL0 + SC_EXACT_SMALL_SEEN,
+       F_WHY0 = F_XSMALLN0 + SC_EXACT_SMALL_SEEN,
        F_N = F_WHY0 + SC_ELIG_NREASONS_MAX };
 
 /* What happened to calls on CUDA device buffers (device.h): by the mode
@@ -133,7 +134,10 @@ static void pack(wire_row *w, int r)
     o[F_HOST_ASKED] = s->host_asked.host_pointers;
     o[F_HOST_TIMED] = s->host_asked.timed;
     o[F_HOST_TIMED_S] = s->host_asked.seconds;
-    for (int k = 0; k < SC_EXACT_SMALL_SEEN; k++) o[F_XSMALL0 + k] = s->exact_small[k];
+    for (int k = 0; k < SC_EXACT_SMALL_SEEN; k++) {
+        o[F_XSMALL0 + k] = s->exact_small[k];
+        o[F_XSMALLN0 + k] = s->exact_small_calls[k];
+    }
     for (int k = 0; k < SC_ELIG_NREASONS_MAX; k++) o[F_WHY0 + k] = s->why_not[k];
 }
 
@@ -239,19 +243,38 @@ static merged *gather_rows(void)
 
 /* Which of those exact calls were sums kept exact for their size alone
  * (every rank sees the same first counts: the maxima are the counts), and
- * how to let them ride if they are gradients. */
-static void write_small_advice(FILE *f, const char *label, const double *m)
+ * how to let them ride if they are gradients: not where one count comes
+ * several times a step (sum: its calls over every rank), as a bias or a
+ * one-number gate in each of identical layers: riding, such layers leave
+ * no call to tell one from a step, and may pass for steps whose tensors
+ * mix (README, Limits). */
+/* Three copies of a layer in a row can pass for steps (identity.h,
+ * need_matches); a loss and a validation pass's come fewer times. */
+#define SC_SMALL_REPEATED 2.5
+static void write_small_advice(FILE *f, const char *label, const double *m, const double *sum, double steps)
 {
-    char counts[96] = "";
-    size_t at = 0;
-    int n = 0;
-    for (int k = 0; k < SC_EXACT_SMALL_SEEN && m[F_XSMALL0 + k] > 0 && at < sizeof counts; k++, n++)
+    char counts[96] = "", repeated[96] = "";
+    size_t at = 0, rat = 0;
+    int n = 0, nrep = 0;
+    for (int k = 0; k < SC_EXACT_SMALL_SEEN && m[F_XSMALL0 + k] > 0 && at < sizeof counts; k++, n++) {
         at += (size_t)snprintf(counts + at, sizeof counts - at, "%s%.0f", k ? ", " : "", m[F_XSMALL0 + k]);
+        double per_step = steps > 0 ? sum[F_XSMALLN0 + k] / steps : 0;
+        if (per_step >= SC_SMALL_REPEATED && rat < sizeof repeated)
+            rat += (size_t)snprintf(repeated + rat, sizeof repeated - rat, "%s%.0f (%.0f a step)", nrep++ ? ", " : "",
+                                    m[F_XSMALL0 + k], per_step);
+    }
     if (!n) return;
-    fprintf(f, "@ comm %s: of them, sums of %s element%s stayed exact for being under STARCOLL_MIN_BYTES (%zu bytes);"
-               " if they are gradients (small biases), STARCOLL_MIN_BYTES=4 lets them ride with the step, and"
-               " STARCOLL_EXACT then keeps a loss or metric among them exact (STARCOLL_EXACT=1 for a one-number loss)\n",
+    fprintf(f, "@ comm %s: of them, sums of %s element%s stayed exact for being under STARCOLL_MIN_BYTES (%zu bytes);",
             label, counts, n == 1 && m[F_XSMALL0] == 1 ? "" : "s", sc_rt.policy.min_bytes);
+    if (nrep)
+        fprintf(f, " sums of %s come several times a step, as a bias or a one-number gate in each of identical"
+                   " layers would: with STARCOLL_MIN_BYTES under them, no call tells such layers from steps, and their"
+                   " tensors may mix (README, Limits), so keep the default unless the layers differ in shape\n",
+                repeated);
+    else
+        fprintf(f, " if they are gradients (small biases), STARCOLL_MIN_BYTES=4 lets them ride with the step, and"
+                   " STARCOLL_EXACT then keeps a loss or metric among them exact (STARCOLL_EXACT=1 for a one-number"
+                   " loss)\n");
 }
 
 /* The tolerant modes: rounds, freshness, lateness, staleness, children,
@@ -290,7 +313,7 @@ static void write_tolerant(FILE *f, const merged *t)
                        " cost %.3f s per rank: each makes every rank wait for the slowest and undoes the tolerance;"
                        " reduce it every few steps, or make it eligible\n",
                     t->label[r], per_step, s[F_XTIME] / ranks);
-            write_small_advice(f, t->label[r], t->max + r * F_N);
+            write_small_advice(f, t->label[r], m, s, s[F_STEPS]);
         }
         if (s[F_RELAXED] > 0)
             fprintf(f, "@ comm %s: %.0f rounds closed below the quorum after long waits without progress (ranks blocked"

@@ -26,6 +26,7 @@ typedef struct sc_stats {
     double exact_in_tolerant, exact_in_tolerant_s;  /* pass-through calls while tolerant, and their time */
     double exact_small[SC_EXACT_SMALL_SEEN];   /* ... the first element counts of sums under STARCOLL_MIN_BYTES
                                                   among them (0: none), for the report's advice */
+    double exact_small_calls[SC_EXACT_SMALL_SEEN];   /* ... and the calls of each */
     double compute_s;      /* time outside the library between eligible calls while tolerant */
     double relaxed, min_fresh;
     /* call identity (identity.h): calls exact while the pattern was

@@ -284,8 +284,17 @@ if sc_preloading; then
     # marks the step of all eight.  With a validation pass every 10 steps
     # (a loss per batch, then counts, no gradient): every value exact.
     narrow=$(printf '1024,32,%.0s' 1 2 3 4 5 6 7 8)
+    # Their biases come eight times a step: the report's advice does not
+    # offer STARCOLL_MIN_BYTES=4 (riding, no call tells such layers from
+    # steps: README, Limits), as it did.
     for loop in own fresh; do
-        loops_job quorum-narrow-layers-$loop quorum -- "$prog" --loop $loop --counts "${narrow%,}" --loss --slow-factor 2 --eval-every 10
+        name=quorum-narrow-layers-$loop
+        loops_job "$name" quorum -- "$prog" --loop $loop --counts "${narrow%,}" --loss --slow-factor 2 --eval-every 10
+        if grep -q "^@ comm 0: of them, sums of 32, .* stayed exact .* sums of 32 (8 a step) come several times a step" \
+            "$SC_WORK/$name.report" && ! grep -q "STARCOLL_MIN_BYTES=4 lets them ride" "$SC_WORK/$name.report"; then
+            ok "$name: the report says the biases come 8 times a step, and offers no lower STARCOLL_MIN_BYTES"
+        else fail "$name: the report does not say the biases come 8 times a step, or offers a lower STARCOLL_MIN_BYTES"
+            sc_show "$name"; fi
     done
 
     # GPT-2 small with a ReZero gate (one number) in each of its twelve
@@ -304,6 +313,9 @@ if sc_preloading; then
         n=$(sc_totals "$name" quorum)
         if [ "${n:-0}" -gt 0 ]; then ok "$name: the blocks' gradients ran in quorum ($n calls)"
         else fail "$name: no call ran in quorum"; sc_show "$name"; fi
+        if grep -q "sums of 1 (13 a step) come several times a step" "$SC_WORK/$name.report"; then
+            ok "$name: the report says the one-number sums come 13 times a step"
+        else fail "$name: the report does not say the one-number sums come 13 times a step"; sc_show "$name"; fi
     done
 
     # Gradients of one shape told apart by the loss, and a validation pass
