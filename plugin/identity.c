@@ -312,7 +312,7 @@ static int values_one_number(const sc_identity *id, long n, int U)
  * flag summed once at start is none. */
 static int gradient_before_run(const sc_identity *id, int L)
 {
-    long end = id->nhist - id->run_shape[L] - L;   /* the first call the run reaches */
+    long end = id->nhist - id->run_shape[L] - L;   /* where the unit's first copy in the run starts */
     if (end <= 0) return 0;
     if (id->nhist > SC_HIST_CAP) return 1;
     for (long i = 0; i < end; i++) {

@@ -241,6 +241,10 @@ static merged *gather_rows(void)
     return t;
 }
 
+/* Three copies of a layer in a row can pass for steps (identity.c,
+ * need_matches); a loss and a validation pass's come fewer times. */
+#define SC_SMALL_REPEATED 2.5
+
 /* Which of those exact calls were sums kept exact for their size alone
  * (every rank sees the same first counts: the maxima are the counts), and
  * how to let them ride if they are gradients: not where one count comes
@@ -248,9 +252,6 @@ static merged *gather_rows(void)
  * one-number gate in each of identical layers: riding, such layers leave
  * no call to tell one from a step, and may pass for steps whose tensors
  * mix (README, Limits). */
-/* Three copies of a layer in a row can pass for steps (identity.h,
- * need_matches); a loss and a validation pass's come fewer times. */
-#define SC_SMALL_REPEATED 2.5
 static void write_small_advice(FILE *f, const char *label, const double *m, const double *sum, double steps)
 {
     char counts[96] = "", repeated[96] = "";

@@ -286,7 +286,9 @@ if sc_preloading; then
     narrow=$(printf '1024,32,%.0s' 1 2 3 4 5 6 7 8)
     # Their biases come eight times a step: the report's advice does not
     # offer STARCOLL_MIN_BYTES=4 (riding, no call tells such layers from
-    # steps: README, Limits), as it did.
+    # steps: README, Limits), as it did.  The step is learned, though the
+    # validation pass breaks the run of steps (with fresh buffers that an
+    # allocator gives back alike, a version never learned it).
     for loop in own fresh; do
         name=quorum-narrow-layers-$loop
         loops_job "$name" quorum -- "$prog" --loop $loop --counts "${narrow%,}" --loss --slow-factor 2 --eval-every 10
@@ -295,6 +297,9 @@ if sc_preloading; then
             ok "$name: the report says the biases come 8 times a step, and offers no lower STARCOLL_MIN_BYTES"
         else fail "$name: the report does not say the biases come 8 times a step, or offers a lower STARCOLL_MIN_BYTES"
             sc_show "$name"; fi
+        n=$(sc_totals "$name" quorum)
+        if [ "${n:-0}" -gt 0 ]; then ok "$name: the layers' gradients ran in quorum ($n calls)"
+        else fail "$name: no call ran in quorum (the step was never learned)"; sc_show "$name"; fi
     done
 
     # GPT-2 small with a ReZero gate (one number) in each of its twelve
