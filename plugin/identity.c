@@ -276,6 +276,13 @@ static int unit_markers(const sc_identity *id, long n, int U, uint64_t *out, int
     return found;
 }
 
+/* A call that is surely no gradient (a loss, a count, a flag): neither
+ * eligible nor, under the size floor, maybe a small gradient. */
+static int is_value(const sc_call_key *c)
+{
+    return !c->eligible && !c->maybe_gradient;
+}
+
 /* The place in the unit (the last U of n calls) of its first value, a
  * call that is surely no gradient (a loss, a count, a flag), or -1: a unit
  * whose only calls off the slots may be small gradients
@@ -284,10 +291,8 @@ static int unit_markers(const sc_identity *id, long n, int U, uint64_t *out, int
  * make one block the step. */
 static int first_value(const sc_identity *id, long n, int U)
 {
-    for (int j = 0; j < U; j++) {
-        const sc_call_key *c = at(id, n - U + j);
-        if (!c->eligible && !c->maybe_gradient) return j;
-    }
+    for (int j = 0; j < U; j++)
+        if (is_value(at(id, n - U + j))) return j;
     return -1;
 }
 
@@ -299,7 +304,7 @@ static int values_one_number(const sc_identity *id, long n, int U)
     int values = 0;
     for (int j = 0; j < U; j++) {
         const sc_call_key *c = at(id, n - U + j);
-        if (c->eligible || c->maybe_gradient) continue;
+        if (!is_value(c)) continue;
         if (!c->one_number) return 0;
         values++;
     }
@@ -603,10 +608,11 @@ static int alternates(const sc_identity *id, long n, int U)
 {
     int first = first_value(id, n, U), times = 0;
     if (first < 0) return 0;
-    uint64_t value = at(id, n - U + first)->shape, seen = 0, run = 0;
+    const sc_call_key *v = at(id, n - U + first);
+    uint64_t value = v->shape, seen = 0, run = 0;
     for (int j = 0; j < U; j++) times += at(id, n - U + j)->shape == value;
     if (times < 2) return 0;
-    if (at(id, n - U + first)->one_number && times >= SC_LAYER_VALUES_MIN) return 0;
+    if (v->one_number && times >= SC_LAYER_VALUES_MIN) return 0;
     int held = 0, kinds = 0;
     for (int k = 1; k <= U; k++) {
         const sc_call_key *c = at(id, n - U + (first + k) % U);
