@@ -26,6 +26,7 @@ struct sc_identity {
     int *next_shape, *next_where;         /* with the call being voted on */
     double *scratch;                      /* SC_STEP_MAX values */
     int voting;                           /* a vote is pending decide */
+    long first_gradient;                  /* the first call that is or may be a gradient, -1 none yet */
     /* the agreed pattern */
     int nslots;
     uint64_t *slot_shape;
@@ -122,6 +123,7 @@ static void forget_history(sc_identity *id)
     id->learned = 0;
     id->nhist = 0;
     id->voting = 0;
+    id->first_gradient = -1;
     memset(id->run_shape, 0, sizeof(int) * (SC_STEP_MAX + 1));
     memset(id->run_where, 0, sizeof(int) * (SC_STEP_MAX + 1));
     id->nslots = 0;
@@ -313,18 +315,15 @@ static int values_one_number(const sc_identity *id, long n, int U)
 
 /* Before the run of calls that repeat with the unit of L, since learning
  * began: a call that is or may be a gradient (a model's head before its
- * identical blocks), or calls the history no longer holds.  A count or a
- * flag summed once at start is none. */
+ * identical blocks; first_gradient, kept as calls commit, so no scan of
+ * the history per call), or calls the history no longer holds.  A count
+ * or a flag summed once at start is none. */
 static int gradient_before_run(const sc_identity *id, int L)
 {
     long end = id->nhist - id->run_shape[L] - L;   /* where the unit's first copy in the run starts */
     if (end <= 0) return 0;
     if (id->nhist > SC_HIST_CAP) return 1;
-    for (long i = 0; i < end; i++) {
-        const sc_call_key *c = at(id, i);
-        if (c->eligible || c->maybe_gradient || c->one_number) return 1;
-    }
-    return 0;
+    return id->first_gradient >= 0 && id->first_gradient < end;
 }
 
 /* Every call of the unit (the last U of n calls) in a buffer of its own on
@@ -588,6 +587,8 @@ static void commit_call(sc_identity *id)
     t = id->run_where;
     id->run_where = id->next_where;
     id->next_where = t;
+    const sc_call_key *c = at(id, id->nhist);
+    if (id->first_gradient < 0 && (!is_value(c) || c->one_number)) id->first_gradient = id->nhist;   /* gradient_before_run */
     id->nhist++;
     id->voting = 0;
 }
