@@ -209,9 +209,7 @@ if sc_preloading; then
     # 60 steps and the flush's step of zeros, 8 ranks
     if [ "${n%% *}" = 488 ]; then ok "quorum-metric-named: the report counts the 488 metric calls kept exact by name"
     else fail "quorum-metric-named: the report says '${n:-nothing}' (488 calls named in STARCOLL_EXACT expected)"; fi
-    n=$(sc_totals quorum-metric-named quorum)
-    if [ "${n:-0}" -gt 0 ]; then ok "quorum-metric-named: the gradients still ran in quorum ($n calls)"
-    else fail "quorum-metric-named: no call ran in quorum"; fi
+    sc_ran_in_quorum quorum-metric-named "the gradients"
     # the loss (1 float) waited for the straggler every step: the report
     # names its count and what would let small gradients ride
     if grep -q "^@ comm 0: of them, sums of 1 element stayed exact for being under STARCOLL_MIN_BYTES (256 bytes);.*STARCOLL_EXACT=1" \
@@ -297,9 +295,7 @@ if sc_preloading; then
             ok "$name: the report says the biases come 8 times a step, and offers no lower STARCOLL_MIN_BYTES"
         else fail "$name: the report does not say the biases come 8 times a step, or offers a lower STARCOLL_MIN_BYTES"
             sc_show "$name"; fi
-        n=$(sc_totals "$name" quorum)
-        if [ "${n:-0}" -gt 0 ]; then ok "$name: the layers' gradients ran in quorum ($n calls)"
-        else fail "$name: no call ran in quorum (the step was never learned)"; sc_show "$name"; fi
+        sc_ran_in_quorum "$name" "the layers' gradients"
     done
 
     # GPT-2 small with a ReZero gate (one number) in each of its twelve
@@ -315,9 +311,7 @@ if sc_preloading; then
         name=quorum-rezero-$loop
         loops_job "$name" quorum -- "$prog" --loop $loop --model "$SC_WORK/rezero.tensors" --scale 64 --loss \
             --slow-factor 2 --steps 40
-        n=$(sc_totals "$name" quorum)
-        if [ "${n:-0}" -gt 0 ]; then ok "$name: the blocks' gradients ran in quorum ($n calls)"
-        else fail "$name: no call ran in quorum"; sc_show "$name"; fi
+        sc_ran_in_quorum "$name" "the blocks' gradients"
         if grep -q "sums of 1 (13 a step) come several times a step" "$SC_WORK/$name.report"; then
             ok "$name: the report says the one-number sums come 13 times a step"
         else fail "$name: the report does not say the one-number sums come 13 times a step"; sc_show "$name"; fi
@@ -398,9 +392,7 @@ if sc_preloading; then
         loops_job "$mode-gan-same-comm" "$mode" -- "$prog" --loop fresh --counts 65536,32768,65536,32768 \
             --alternate-comm "${gan[@]}"
     done
-    n=$(sc_totals quorum-gan-same-comm quorum)
-    if [ "${n:-0}" -gt 0 ]; then ok "quorum-gan-same-comm: the models' calls ran in quorum ($n calls)"
-    else fail "quorum-gan-same-comm: no call ran in quorum"; fi
+    sc_ran_in_quorum quorum-gan-same-comm "the models' calls"
     sc_job quorum-gan-same-fresh 8 -x STARCOLL_MODE=quorum "$prog" --loop fresh --counts 65536,32768,65536,32768 "${gan[@]}"
     if grep -q "^FAIL - fresh: every result of a tensor is made of that tensor's buffers" \
         "$SC_WORK/quorum-gan-same-fresh.out"; then

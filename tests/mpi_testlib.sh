@@ -133,6 +133,16 @@ sc_totals() {
     grep -E '^starcoll: totals ' "$f" 2>/dev/null | tail -n 1 | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
 
+# sc_ran_in_quorum NAME WHAT: some call of job NAME ran in quorum (the
+# totals line's count); WHAT says which calls were to, for the ok or fail
+# line.  A run whose step was never learned, or stayed exact, fails it.
+sc_ran_in_quorum() {
+    local n
+    n=$(sc_totals "$1" quorum)
+    if [ "${n:-0}" -gt 0 ]; then ok "$1: $2 ran in quorum ($n calls)"
+    else fail "$1: no call ran in quorum ($2 were to)"; sc_show "$1"; fi
+}
+
 # sc_expect NAME FIELD: a field of the program's "expect: eligible=N ..." line.
 sc_expect() {
     grep -E '^expect: ' "$SC_WORK/$1.out" | tail -n 1 | tr ' ' '\n' | sed -n "s/^$2=//p"
