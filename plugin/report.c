@@ -241,7 +241,7 @@ static merged *gather_rows(void)
     return t;
 }
 
-/* Three copies of a layer in a row can pass for steps (identity.c,
+/* Three copies of a layer in a row can pass for steps (identity_evidence.c,
  * need_matches); a loss and a validation pass's come fewer times. */
 #define SC_SMALL_REPEATED 2.5
 
