@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include "runtime.h"
 #include "polite_wait.h"
+#include "away_around.h"
 
 /* An exact all-reduce by the application's thread.  While tolerant
  * engines run, their coordinators are told this rank is away, so no round
@@ -21,8 +22,7 @@
 int sc_exact_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
                        int meet_first)
 {
-    int engines = sc_comm_engines_here();
-    if (engines) sc_comm_away(NULL, 1, SC_AWAY_ALLREDUCE);
+    int away = away_begin();
     int rc = MPI_SUCCESS;
     if (meet_first) {
         MPI_Request req;
@@ -30,7 +30,7 @@ int sc_exact_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
         if (rc == MPI_SUCCESS) rc = sc_polite_wait(&req, MPI_STATUS_IGNORE);
     }
     if (rc == MPI_SUCCESS) rc = PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
-    if (engines) sc_comm_away(NULL, 0, SC_AWAY_ALLREDUCE);
+    away_end(away);
     return rc;
 }
 

@@ -3,7 +3,7 @@
  * their step is agreed: crossing another communicator (model-parallel
  * sums beside data-parallel ones), or weights being averaged
  * (weights_probe.h); or, keeping their agreed calls, once another model's
- * step came in turn with theirs.  Apart from interpose.c, which makes the
+ * step came in turn with theirs.  Apart from tolerant_call.c, which makes the
  * calls. */
 #ifndef STARCOLL_KEPT_EXACT_H
 #define STARCOLL_KEPT_EXACT_H

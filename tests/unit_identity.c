@@ -1074,7 +1074,7 @@ static void test_step_of_no_eligible_call(void)
     for (int r = 0; r < 2; r++) {
         int slot = 7;
         CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &big, &slot), SC_ID_OFF);
-        CU_ASSERT_EQUAL(slot, -1);   /* no slot: interpose.c must not read one */
+        CU_ASSERT_EQUAL(slot, -1);   /* no slot: tolerant_call.c must not read one */
         CU_ASSERT_EQUAL(sc_identity_settle(j->id[r], SC_OFF_STRAY), SC_OFF_RELEARN);
         sc_identity_relearn(j->id[r]);
         CU_ASSERT_FALSE(sc_identity_learned(j->id[r]));
