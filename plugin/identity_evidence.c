@@ -103,15 +103,14 @@ int sc_id_values_one_number(const sc_identity *id, long n, int U)
 
 /* Before the run of calls that repeat with the unit of L, since learning
  * began: a call that is or may be a gradient (a model's head before its
- * identical blocks; first_gradient, kept as calls commit, so no scan of
- * the history per call), or calls the history no longer holds.  A count
- * or a flag summed once at start is none. */
+ * identical blocks).  first_gradient is kept as calls commit, as an index
+ * since learning began, so this holds however far back the history ring
+ * reaches, with no scan of it per call.  A count or a flag summed at
+ * start is none, however many. */
 int sc_id_gradient_before_run(const sc_identity *id, int L)
 {
     long end = id->nhist - id->run_shape[L] - L;   /* where the unit's first copy in the run starts */
-    if (end <= 0) return 0;
-    if (id->nhist > SC_HIST_CAP) return 1;
-    return id->first_gradient >= 0 && id->first_gradient < end;
+    return end > 0 && id->first_gradient >= 0 && id->first_gradient < end;
 }
 
 /* Every call of the unit (the last U of n calls) in a buffer of its own on

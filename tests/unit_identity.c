@@ -964,6 +964,26 @@ static void test_one_number_in_every_layer(void)
     CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
     CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 2);
     job_free(j);
+    /* Counts and flags summed at start, more than the history holds
+     * (3 * SC_STEP_MAX calls, each of another count, never a step):
+     * still no gradient before the steps, which are learned at once.
+     * Before, calls past the history's reach counted as a gradient, and
+     * the step waited out a model's blocks. */
+    j = job_new(2);
+    for (long t = 0; t < 3 * SC_STEP_MAX + 100; t++) {
+        sc_call_key keys[NR];
+        int slot;
+        for (int r = 0; r < j->n; r++) {
+            keys[r] = key(10 + t, 0, 0x900000u);
+            keys[r].maybe_gradient = 0;   /* integers summed: a value, no gradient */
+            CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &keys[r], &slot), SC_ID_LEARNING);
+        }
+        CU_ASSERT_EQUAL(agree(j, keys), SC_LEARN_GO_ON);
+    }
+    at = learn(j, loss_step, 3, same_style, 200);
+    CU_ASSERT_TRUE(at >= 0 && at < 12);
+    CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
+    job_free(j);
 }
 
 /* Gradients of one shape told apart by a loss: the slot of the gradient
