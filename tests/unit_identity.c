@@ -84,14 +84,17 @@ static sc_learn_outcome agree(job *j, const sc_call_key *keys)
     return out;
 }
 
-/* Calls before the steps, each learned on (agreed) by every rank. */
-static void learn_prefix(job *j, const long *counts, int n)
+/* Calls before the steps, each learned on (agreed) by every rank;
+ * values: the ineligible ones are values, no gradient (integers summed),
+ * whatever their count. */
+static void learn_prefix(job *j, const long *counts, long n, int values)
 {
-    for (int t = 0; t < n; t++) {
+    for (long t = 0; t < n; t++) {
         sc_call_key keys[NR];
         int slot;
         for (int r = 0; r < j->n; r++) {
             keys[r] = key(counts[t] < 0 ? -counts[t] : counts[t], counts[t] > 0, 0x900000u + 0x1000u * (uintptr_t)t);
+            if (values) keys[r].maybe_gradient = 0;
             CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &keys[r], &slot), SC_ID_LEARNING);
         }
         CU_ASSERT_EQUAL(agree(j, keys), SC_LEARN_GO_ON);
@@ -954,12 +957,12 @@ static void test_one_number_in_every_layer(void)
     long loss_step[] = {1000, 2000, -1};
     long count_first[] = {-3}, gradient_first[] = {5000};
     job *j = job_new(2);
-    learn_prefix(j, count_first, 1);
+    learn_prefix(j, count_first, 1, 0);
     long at = learn(j, loss_step, 3, same_style, 200);
     CU_ASSERT_TRUE(at >= 0 && at < 12);
     job_free(j);
     j = job_new(2);
-    learn_prefix(j, gradient_first, 1);
+    learn_prefix(j, gradient_first, 1, 0);
     CU_ASSERT_TRUE(learn(j, loss_step, 3, same_style, 200) >= 2 * 3 + SC_BLOCK_RUN_MAX - 1);
     CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
     CU_ASSERT_EQUAL(sc_identity_slots(j->id[0]), 2);
@@ -969,17 +972,10 @@ static void test_one_number_in_every_layer(void)
      * still no gradient before the steps, which are learned at once.
      * Before, calls past the history's reach counted as a gradient, and
      * the step waited out a model's blocks. */
+    static long values[3 * SC_STEP_MAX + 100];
+    for (long t = 0; t < 3 * SC_STEP_MAX + 100; t++) values[t] = -(10 + t);
     j = job_new(2);
-    for (long t = 0; t < 3 * SC_STEP_MAX + 100; t++) {
-        sc_call_key keys[NR];
-        int slot;
-        for (int r = 0; r < j->n; r++) {
-            keys[r] = key(10 + t, 0, 0x900000u);
-            keys[r].maybe_gradient = 0;   /* integers summed: a value, no gradient */
-            CU_ASSERT_EQUAL(sc_identity_next(j->id[r], &keys[r], &slot), SC_ID_LEARNING);
-        }
-        CU_ASSERT_EQUAL(agree(j, keys), SC_LEARN_GO_ON);
-    }
+    learn_prefix(j, values, 3 * SC_STEP_MAX + 100, 1);
     at = learn(j, loss_step, 3, same_style, 200);
     CU_ASSERT_TRUE(at >= 0 && at < 12);
     CU_ASSERT_TRUE(sc_identity_trusted(j->id[0]));
